@@ -1,0 +1,45 @@
+"""Bearer authentication for HTTP and WebSocket: a JWT from /auth/login or an agent API key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.authentication import BaseAuthentication
+
+from casemgmt.accounts.models import User
+from casemgmt.accounts.tokens import API_KEY_LABEL, jwt_config
+from shared.api import errors
+from shared.auth import apikeys, tokens
+
+
+def _active_user(**lookup: Any) -> User:
+    user = User.objects.select_related("tenant").prefetch_related("roles").filter(**lookup).first()
+    # spec: a disabled user cannot authenticate, and tokens it already holds stop working.
+    if user is None or not user.is_active or user.tenant_id is None:
+        raise errors.NotAuthenticated("Credentials are invalid or the account is disabled.")
+    return user
+
+
+def authenticate_token(raw: str) -> tuple[User, dict[str, Any] | None]:
+    """Returns the principal and, for JWTs, the verified claims (None for API keys)."""
+    if apikeys.looks_like_key(raw, API_KEY_LABEL):
+        return _active_user(api_key_hash=apikeys.hash_key(raw), kind=User.KIND_AGENT), None
+    claims = tokens.verify(jwt_config(), raw)
+    user = _active_user(id=claims["sub"])
+    if str(user.tenant_id) != claims.get("tenant"):
+        raise errors.NotAuthenticated("Token does not belong to this principal's tenant.")
+    return user, claims
+
+
+class BearerAuthentication(BaseAuthentication):
+    def authenticate(self, request: Any) -> tuple[User, dict[str, Any] | None] | None:
+        header = request.META.get("HTTP_AUTHORIZATION")
+        if not header:
+            return None
+        raw = tokens.bearer_token(header)
+        if raw is None:
+            raise errors.NotAuthenticated("Authorization header must be 'Bearer <token>'.")
+        return authenticate_token(raw)
+
+    def authenticate_header(self, request: Any) -> str:
+        return 'Bearer realm="casemgmt"'

@@ -1,0 +1,113 @@
+"""Principals (human users and agents) and roles, each belonging to one tenant."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
+from django.contrib.auth.models import PermissionsMixin
+from django.db import models
+
+from casemgmt.tenancy.models import Tenant
+
+KNOWN_PERMISSIONS = (
+    "cases:create", "cases:read", "cases:update", "cases:delete",
+    "tasks:read", "tasks:claim", "tasks:complete",
+    "reports:read", "reports:create",
+    "admin:users", "admin:roles", "admin:tenant", "admin:case_types", "admin:erasure", "admin:audit",
+    "audit:read",
+    "vault:read", "vault:upload", "vault:delete", "vault:download",
+    "connectors:read", "connectors:test",
+    "agents:read", "agents:write",
+    "workflows:read", "workflows:write", "workflows:publish",
+)  # fmt: skip
+
+DEFAULT_ROLES = {
+    "admin": ("Admin", ["*"]),
+    "workflow_designer": ("Workflow Designer", ["workflows:*", "cases:read"]),
+    "case_worker": (
+        "Case Worker",
+        ["cases:read", "cases:update", "tasks:claim", "tasks:complete", "vault:download", "vault:upload"],
+    ),
+    "viewer": ("Viewer", ["cases:read", "vault:download"]),
+}
+
+
+class Role(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="roles")
+    name = models.CharField(max_length=100)
+    display_name = models.CharField(max_length=200)
+    permissions = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("created_at", "name")
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="role_unique_name_per_tenant")]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+class UserManager(BaseUserManager["User"]):
+    use_in_migrations = True
+
+    def create_user(self, email: str, password: str | None = None, **fields: object) -> User:
+        user = self.model(email=self.normalize_email(email).lower(), **fields)
+        if password:
+            user.set_password(password)
+        else:
+            user.set_unusable_password()
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **fields: object) -> User:
+        fields.setdefault("is_staff", True)
+        fields.setdefault("is_superuser", True)
+        return self.create_user(email, password, **fields)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    KIND_HUMAN = "human"
+    KIND_AGENT = "agent"
+    KINDS = [(KIND_HUMAN, "Human"), (KIND_AGENT, "Agent")]
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Superusers (platform operators) may have no tenant; every API principal has one.
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="users", null=True, blank=True)
+    email = models.EmailField(unique=True)
+    display_name = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=10, choices=KINDS, default=KIND_HUMAN)
+    roles = models.ManyToManyField(Role, related_name="users", blank=True)
+    preferences = models.JSONField(default=dict, blank=True)
+    api_key_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    api_key_prefix = models.CharField(max_length=32, blank=True)
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    objects = UserManager()
+
+    class Meta:
+        ordering = ("created_at", "email")
+
+    def __str__(self) -> str:
+        return self.email
+
+    def get_permission_strings(self) -> set[str]:
+        """The union of the user's roles' permissions, read fresh (role edits apply next request)."""
+        cached = getattr(self, "_permission_strings", None)
+        if cached is None:
+            cached = set()
+            for role in self.roles.all():
+                cached.update(role.permissions)
+            self._permission_strings = cached
+        return cached
+
+    @property
+    def role_names(self) -> list[str]:
+        return [role.name for role in self.roles.all()]

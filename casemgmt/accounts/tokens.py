@@ -1,0 +1,25 @@
+"""The case service's JWT configuration and token helpers on top of `shared.auth.tokens`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from shared.auth import tokens
+
+API_KEY_LABEL = "cmk"
+
+
+def jwt_config() -> tokens.JWTConfig:
+    conf = settings.JWT
+    return tokens.JWTConfig(
+        signing_key=conf["SIGNING_KEY"],
+        issuer=conf["ISSUER"],
+        audience=conf["AUDIENCE"],
+        lifetime=conf["LIFETIME"],
+    )
+
+
+def issue_for(user: Any) -> tokens.IssuedToken:
+    return tokens.issue(jwt_config(), subject=str(user.id), claims={"tenant": str(user.tenant_id)})

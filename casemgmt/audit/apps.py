@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AuditConfig(AppConfig):
+    name = "casemgmt.audit"
+    label = "audit"

@@ -1,0 +1,173 @@
+"""Case service settings. The only module that reads the environment."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+
+from shared import conf
+
+BASE_DIR = conf.ROOT_DIR
+VAR_DIR = Path(environ.Env().str("CASE_VAR_DIR", default=str(BASE_DIR / "var" / "case")))
+env = environ.Env()
+
+SERVICE_NAME = "casemgmt"
+SERVICE_VERSION = "0.1.0"
+SECRET_KEY = env.str("CASE_SECRET_KEY", default="")
+DEBUG = env.bool("CASE_DEBUG", default=False)
+ALLOWED_HOSTS = env.list("CASE_ALLOWED_HOSTS", default=["*"])
+CSRF_TRUSTED_ORIGINS = env.list("CASE_CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_prometheus",
+    "channels",
+    "casemgmt.tenancy",
+    "casemgmt.accounts",
+    "casemgmt.audit",
+    "casemgmt.ops",
+    "casemgmt.realtime",
+]
+
+MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "shared.api.middleware.RequestIDMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+
+ROOT_URLCONF = "casemgmt.config.urls"
+ASGI_APPLICATION = "casemgmt.config.asgi.application"
+APPEND_SLASH = False
+AUTH_USER_MODEL = "accounts.User"
+AUTHENTICATION_BACKENDS = ["casemgmt.accounts.backends.EmailBackend"]
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+DATABASES = {
+    "default": env.db_url("CASE_DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'case.sqlite3'}"),
+}
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CASE_DB_CONN_MAX_AGE", default=0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "django_prometheus.db.backends.postgresql"
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Redis: the case service uses databases 0 (broker), 1 (cache), 2 (channels) by default so that it
+# never collides with the orchestrator (3, 4), and prefixes every key with "case:".
+REDIS_URL = env.str("CASE_REDIS_URL", default="")
+CELERY_DEFAULT_QUEUE = "case.default"
+vars().update(
+    conf.celery_settings(
+        broker_url=env.str("CASE_BROKER_URL", default=f"{REDIS_URL}/0" if REDIS_URL else "filesystem://"),
+        default_queue=CELERY_DEFAULT_QUEUE,
+        local_folder=VAR_DIR / "broker",
+    )
+)
+if REDIS_URL:
+    CACHES = {"default": conf.redis_cache(f"{REDIS_URL}/1", "case:")}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [f"{REDIS_URL}/2"], "prefix": conf.isolation_prefix() + "case:asgi"},
+        }
+    }
+else:
+    # Embedded default: a file cache shared by the web and worker processes, in-memory channels.
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
+    }
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+REST_FRAMEWORK = conf.rest_framework(
+    ["casemgmt.accounts.authentication.BearerAuthentication"],
+)
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Case service API",
+    "VERSION": SERVICE_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+JWT = {
+    "SIGNING_KEY": env.str("CASE_JWT_SIGNING_KEY", default="") or SECRET_KEY,
+    "ISSUER": env.str("CASE_JWT_ISSUER", default="casemgmt"),
+    "AUDIENCE": env.str("CASE_JWT_AUDIENCE", default="casemgmt"),
+    "LIFETIME": timedelta(seconds=env.int("CASE_JWT_LIFETIME_SECONDS", default=3600)),
+}
+AUTH_LOCKOUT_EMAIL_FAILURES = env.int("AUTH_LOCKOUT_EMAIL_FAILURES", default=5)
+AUTH_LOCKOUT_IP_FAILURES = env.int("AUTH_LOCKOUT_IP_FAILURES", default=20)
+AUTH_LOCKOUT_WINDOW_SECONDS = env.int("AUTH_LOCKOUT_WINDOW_SECONDS", default=15 * 60)
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env.str("CASE_EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("CASE_EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("CASE_EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("CASE_EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("CASE_EMAIL_USE_TLS", default=False)
+EMAIL_TIMEOUT = env.int("CASE_EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env.str("CASE_DEFAULT_FROM_EMAIL", default="no-reply@casemgmt.local")
+PUBLIC_BASE_URL = env.str("CASE_PUBLIC_BASE_URL", default="http://localhost:8000")
+
+# Fernet keys for credentials at rest (comma-separated; the first encrypts, all decrypt).
+FIELD_ENCRYPTION_KEYS = env.list("CASE_FIELD_ENCRYPTION_KEYS", default=[])
+
+LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
+LLM_API_KEY = env.str("LLM_API_KEY", default="")
+LLM_MODEL = env.str("LLM_MODEL", default="")
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=30.0)
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
+VAULT_MAX_UPLOAD_BYTES = env.int("VAULT_MAX_UPLOAD_BYTES", default=25 * 1024 * 1024)
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+MEDIA_ROOT = Path(env.str("CASE_MEDIA_ROOT", default=str(VAR_DIR / "media")))
+
+LOGGING = conf.logging_config(env.str("CASE_LOG_LEVEL", default="INFO"))
+PROMETHEUS_METRIC_NAMESPACE = ""

@@ -1,0 +1,17 @@
+"""Tests: real PostgreSQL and Redis (defaults 127.0.0.1), isolated per xdist worker."""
+
+import os
+
+os.environ.setdefault("CASE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/casemgmt")
+os.environ.setdefault("CASE_REDIS_URL", "redis://127.0.0.1:6379")
+
+from .base import *  # noqa: E402,F401,F403
+from .base import env  # noqa: E402
+
+SECRET_KEY = env.str("CASE_SECRET_KEY", default="test-secret-key-not-for-production")
+JWT["SIGNING_KEY"] = SECRET_KEY  # noqa: F405
+FIELD_ENCRYPTION_KEYS = ["dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE="]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; hashing is Django's
+MEDIA_ROOT = VAR_DIR / "test-media" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")  # noqa: F405
+DEBUG = False

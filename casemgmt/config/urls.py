@@ -1,0 +1,19 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
+
+urlpatterns = [
+    path("", include("casemgmt.ops.urls")),
+    path("", include("casemgmt.accounts.urls")),
+    path("", include("casemgmt.tenancy.urls")),
+    path("", include("casemgmt.audit.urls")),
+    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
+    path("admin/", admin.site.urls),
+    path("", include("django_prometheus.urls")),
+]
+
+handler400 = "shared.api.views.handler400"
+handler403 = "shared.api.views.handler403"
+handler404 = "shared.api.views.handler404"
+handler500 = "shared.api.views.handler500"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OpsConfig(AppConfig):
+    name = "casemgmt.ops"
+    label = "ops"

@@ -1,0 +1,41 @@
+"""WebSocket authentication: a JWT in `?token=` or in `Authorization: Bearer`."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from django.contrib.auth.models import AnonymousUser
+
+from casemgmt.accounts.authentication import authenticate_token
+from shared.api.errors import NotAuthenticated
+from shared.auth.tokens import bearer_token
+
+
+def _token_from_scope(scope: dict[str, Any]) -> str | None:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    if query.get("token"):
+        return query["token"][0]
+    headers = dict(scope.get("headers") or [])
+    return bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
+
+
+@database_sync_to_async
+def _resolve(raw: str) -> Any:
+    try:
+        user, _claims = authenticate_token(raw)
+    except NotAuthenticated:
+        return AnonymousUser()
+    user.get_permission_strings()  # evaluate here, in the sync thread
+    return user
+
+
+class JWTAuthMiddleware:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        raw = _token_from_scope(scope)
+        scope = dict(scope, user=await _resolve(raw) if raw else AnonymousUser())
+        return await self.inner(scope, receive, send)

@@ -1,0 +1,35 @@
+"""Used by `make run`: creates a demo tenant and admin when the database has no tenant yet, and
+prints how to log in. The generated password is kept in var/ so later runs can print it again."""
+
+import json
+import secrets
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from casemgmt.tenancy.models import Tenant
+from casemgmt.tenancy.services import tenant_create
+
+EMAIL = "admin@demo.local"
+
+
+class Command(BaseCommand):
+    help = "Create a demo tenant and admin if there is no tenant, then print login instructions."
+
+    def handle(self, *args, **options):
+        credentials_file = settings.VAR_DIR / "demo-credentials.json"
+        if not Tenant.objects.exists():
+            password = secrets.token_urlsafe(12)
+            tenant_create(name="Demo", admin_email=EMAIL, admin_password=password, admin_display_name="Demo Admin")
+            credentials_file.write_text(json.dumps({"email": EMAIL, "password": password}))
+            credentials_file.chmod(0o600)
+        if credentials_file.exists():
+            creds = json.loads(credentials_file.read_text())
+            self.stdout.write(
+                "\nCase service:  http://localhost:8000   (API docs: http://localhost:8000/docs)\n"
+                f"  Log in:  curl -s -X POST localhost:8000/auth/login -H 'Content-Type: application/json' "
+                f"-d '{json.dumps(creds)}'\n"
+                f"  Email {creds['email']}  password {creds['password']}  (also valid at http://localhost:8000/admin/)\n"
+            )
+        else:
+            self.stdout.write("Case service: tenants already exist; log in with your admin account.")

@@ -1,0 +1,145 @@
+"""Orchestrator settings. The only module that reads the environment."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+
+from shared import conf
+
+BASE_DIR = conf.ROOT_DIR
+env = environ.Env()
+VAR_DIR = Path(env.str("ORCH_VAR_DIR", default=str(BASE_DIR / "var" / "orch")))
+
+SERVICE_NAME = "orchestrator"
+SERVICE_VERSION = "0.1.0"
+SECRET_KEY = env.str("ORCH_SECRET_KEY", default="")
+DEBUG = env.bool("ORCH_DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ORCH_ALLOWED_HOSTS", default=["*"])
+CSRF_TRUSTED_ORIGINS = env.list("ORCH_CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_prometheus",
+    "orchestrator.security",
+    "orchestrator.definitions",
+    "orchestrator.runs",
+    "orchestrator.agents",
+    "orchestrator.events",
+    "orchestrator.system",
+]
+
+MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "shared.api.middleware.RequestIDMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+
+ROOT_URLCONF = "orchestrator.config.urls"
+ASGI_APPLICATION = "orchestrator.config.asgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+DATABASES = {
+    "default": env.db_url("ORCH_DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'orch.sqlite3'}"),
+}
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("ORCH_DB_CONN_MAX_AGE", default=0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "django_prometheus.db.backends.postgresql"
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Redis: databases 3 (broker) and 4 (cache) by default, keys prefixed "orch:", so the orchestrator
+# never collides with the case service (0, 1, 2).
+REDIS_URL = env.str("ORCH_REDIS_URL", default="")
+CELERY_DEFAULT_QUEUE = "orch.control"
+vars().update(
+    conf.celery_settings(
+        broker_url=env.str("ORCH_BROKER_URL", default=f"{REDIS_URL}/3" if REDIS_URL else "filesystem://"),
+        default_queue=CELERY_DEFAULT_QUEUE,
+        local_folder=VAR_DIR / "broker",
+    )
+)
+if REDIS_URL:
+    CACHES = {"default": conf.redis_cache(f"{REDIS_URL}/4", "orch:")}
+else:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
+    }
+
+REST_FRAMEWORK = conf.rest_framework(["orchestrator.security.authentication.OrchestratorAuthentication"])
+REST_FRAMEWORK["DEFAULT_PERMISSION_CLASSES"] = ["orchestrator.security.permissions.RolePermission"]
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Orchestrator API",
+    "VERSION": SERVICE_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Security (CONTRACT: default off for the embedded run, on in deploy/).
+ORCH_SECURITY_ENABLED = env.bool("ORCH_SECURITY_ENABLED", default=False)
+JWT = {
+    "SIGNING_KEY": env.str("ORCH_JWT_SIGNING_KEY", default="") or SECRET_KEY,
+    "VERIFYING_KEY": env.str("ORCH_JWT_VERIFYING_KEY", default="") or None,
+    "ALGORITHM": env.str("ORCH_JWT_ALGORITHM", default="HS256"),
+    "ISSUER": env.str("ORCH_JWT_ISSUER", default="orchestrator"),
+    "AUDIENCE": env.str("ORCH_JWT_AUDIENCE", default="orchestrator"),
+    "ROLE_CLAIM": env.str("ORCH_JWT_ROLE_CLAIM", default="role"),
+    "LIFETIME": timedelta(seconds=env.int("ORCH_JWT_LIFETIME_SECONDS", default=3600)),
+}
+
+# Agents and execution.
+AGENT_HEARTBEAT_SECONDS = env.int("ORCH_AGENT_HEARTBEAT_SECONDS", default=5)
+AGENT_STALE_SECONDS = env.int("ORCH_AGENT_STALE_SECONDS", default=30)
+TASK_LOG_MAX_BYTES = env.int("ORCH_TASK_LOG_MAX_BYTES", default=1024 * 1024)
+DEFAULT_TASK_QUEUE = env.str("ORCH_DEFAULT_TASK_QUEUE", default="default")
+
+# Webhooks.
+FIELD_ENCRYPTION_KEYS = env.list("ORCH_FIELD_ENCRYPTION_KEYS", default=[])
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("ORCH_WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
+WEBHOOK_TIMEOUT_SECONDS = env.float("ORCH_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+LOGIN_REDIRECT_URL = "/api/status"
+
+LOGGING = conf.logging_config(env.str("ORCH_LOG_LEVEL", default="INFO"))
+PROMETHEUS_METRIC_NAMESPACE = ""

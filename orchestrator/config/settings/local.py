@@ -1,0 +1,12 @@
+"""Embedded default: SQLite, filesystem broker, file cache. No servers needed."""
+
+from .base import *  # noqa: F401,F403
+from .base import SECRET_KEY, VAR_DIR, env
+
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+DEBUG = env.bool("ORCH_DEBUG", default=True)
+if not SECRET_KEY:
+    SECRET_KEY = "local-development-only-not-secret"  # noqa: S105 - embedded default, never production
+    JWT["SIGNING_KEY"] = JWT["SIGNING_KEY"] or SECRET_KEY  # noqa: F405
+if not FIELD_ENCRYPTION_KEYS:  # noqa: F405
+    FIELD_ENCRYPTION_KEYS = ["bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ="]

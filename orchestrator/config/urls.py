@@ -1,0 +1,20 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
+
+urlpatterns = [
+    path("api/", include("orchestrator.system.urls")),
+    path("api/", include("orchestrator.definitions.urls")),
+    path("api/", include("orchestrator.runs.urls")),
+    path("api/", include("orchestrator.agents.urls")),
+    path("api/", include("orchestrator.events.urls")),
+    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
+    path("admin/", admin.site.urls),
+    path("", include("django_prometheus.urls")),
+]
+
+handler400 = "shared.api.views.handler400"
+handler403 = "shared.api.views.handler403"
+handler404 = "shared.api.views.handler404"
+handler500 = "shared.api.views.handler500"

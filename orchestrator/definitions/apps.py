@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DefinitionsConfig(AppConfig):
+    name = "orchestrator.definitions"
+    label = "orch_definitions"

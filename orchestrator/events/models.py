@@ -1,0 +1,33 @@
+"""Transactional outbox of run, task-run and agent events (spec "Events").
+
+Rows are written in the same transaction as the state change they describe; webhook delivery
+reads them later, so an event is never lost because the broker was down at that moment.
+"""
+
+from django.db import models
+
+
+class Event(models.Model):
+    TYPES = [
+        (t, t)
+        for t in (
+            "task.pending", "task.queued", "task.running", "task.completed", "task.failed", "task.cancelled",
+            "dag.pending", "dag.running", "dag.completed", "dag.failed", "dag.cancelled",
+            "agent.registered", "agent.offline",
+        )
+    ]  # fmt: skip
+
+    id = models.BigAutoField(primary_key=True)
+    type = models.CharField(max_length=32, choices=TYPES, db_index=True)
+    occurred_at = models.DateTimeField(db_index=True)
+    run_id = models.CharField(max_length=128, blank=True, db_index=True)
+    dag_id = models.CharField(max_length=128, blank=True)
+    task_id = models.CharField(max_length=128, blank=True)
+    data = models.JSONField(default=dict)
+    dispatched_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        ordering = ("id",)
+
+    def __str__(self) -> str:
+        return f"{self.type} #{self.id}"

@@ -1,0 +1,39 @@
+"""CONTRACT role matrix: viewer GET; operator also schedule, cancel, rerun; admin everything.
+
+Views may set `min_role = {"POST": "operator"}`; otherwise GET/HEAD/OPTIONS need viewer and every
+other method needs admin. Views with `public = True` (health) are always open.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework.permissions import BasePermission
+
+from orchestrator.security.principals import Principal, principal_from_session_user
+from shared.api import errors
+
+SAFE = ("GET", "HEAD", "OPTIONS")
+
+
+def needed_role(request: Any, view: Any) -> str:
+    declared = getattr(view, "min_role", {})
+    if request.method in declared:
+        return declared[request.method]
+    return "viewer" if request.method in SAFE else "admin"
+
+
+class RolePermission(BasePermission):
+    def has_permission(self, request: Any, view: Any) -> bool:
+        if getattr(view, "public", False) or not settings.ORCH_SECURITY_ENABLED:
+            return True
+        principal = request.user
+        if not getattr(principal, "is_authenticated", False):
+            raise errors.NotAuthenticated()
+        if not isinstance(principal, Principal):
+            principal = principal_from_session_user(principal)
+        role = needed_role(request, view)
+        if not principal.has_role(role):
+            raise errors.PermissionDenied(f"Requires the {role} role.")
+        return True

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SystemConfig(AppConfig):
+    name = "orchestrator.system"
+    label = "orch_system"

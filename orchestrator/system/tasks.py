@@ -1,0 +1,8 @@
+from celery import shared_task
+from django.core.cache import cache
+
+
+@shared_task(name="orchestrator.system.ping", ignore_result=True)
+def ping(token: str) -> None:
+    """Proves the worker path end to end: the worker writes what the caller can read back."""
+    cache.set(f"ping:{token}", "pong", timeout=300)

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from orchestrator.system import apis
+
+urlpatterns = [
+    path("health", apis.HealthApi.as_view(), name="health"),
+    path("status", apis.StatusApi.as_view(), name="status"),
+]

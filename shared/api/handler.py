@@ -1,0 +1,93 @@
+"""Maps every exception a view can raise to the CONTRACT error body."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+from shared.api import errors
+
+logger = logging.getLogger("shared.api")
+
+
+def _flatten(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """Turns DRF's nested error detail into a flat list of {field, error}."""
+    if isinstance(detail, dict):
+        out: list[dict[str, str]] = []
+        for key, value in detail.items():
+            name = prefix if key in ("non_field_errors", "__all__") else (f"{prefix}.{key}" if prefix else str(key))
+            out.extend(_flatten(value, name))
+        return out
+    if isinstance(detail, list):
+        if all(not isinstance(item, (dict, list)) for item in detail):
+            return [{"field": prefix, "error": str(item)} for item in detail]
+        out = []
+        for index, item in enumerate(detail):
+            if item:
+                out.extend(_flatten(item, f"{prefix}[{index}]"))
+        return out
+    return [{"field": prefix, "error": str(detail)}]
+
+
+def to_application_error(exc: Exception) -> errors.ApplicationError | None:
+    if isinstance(exc, errors.ApplicationError):
+        return exc
+    if isinstance(exc, drf.ParseError):
+        return errors.ValidationFailed(f"Malformed request body: {exc.detail}")
+    if isinstance(exc, drf.ValidationError):
+        flat = [e for e in _flatten(exc.detail) if e["error"]] or [{"field": "", "error": "Invalid input."}]
+        for item in flat:
+            item["field"] = item["field"] or None  # type: ignore[assignment]
+        return errors.ValidationFailed.from_errors(flat)
+    if isinstance(exc, DjangoValidationError):
+        return errors.ValidationFailed.from_errors([{"field": None, "error": m} for m in exc.messages])  # type: ignore[dict-item]
+    if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
+        return errors.NotAuthenticated(str(exc.detail))
+    if isinstance(exc, (drf.PermissionDenied, DjangoPermissionDenied)):
+        return errors.PermissionDenied()
+    if isinstance(exc, (drf.NotFound, Http404)):
+        return errors.NotFound()
+    if isinstance(exc, drf.MethodNotAllowed):
+        return errors.MethodNotAllowed(str(exc.detail))
+    if isinstance(exc, drf.UnsupportedMediaType):
+        return errors.UnsupportedMediaType(str(exc.detail))
+    if isinstance(exc, RequestDataTooBig):
+        return errors.PayloadTooLarge()
+    if isinstance(exc, drf.Throttled):
+        return errors.RateLimited(retry_after=int(exc.wait or 1))
+    if isinstance(exc, drf.NotAcceptable):
+        return errors.ApplicationError(str(exc.detail), code="not_acceptable")
+    if isinstance(exc, drf.APIException):
+        err = errors.ApplicationError(str(exc.detail))
+        err.status_code = exc.status_code
+        return err
+    return None
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF EXCEPTION_HANDLER: every error leaves in the CONTRACT shape; a 500 never leaks a traceback."""
+    app_error = to_application_error(exc)
+    if app_error is None:
+        request = context.get("request")
+        request_id = getattr(request, "request_id", None) if request is not None else None
+        logger.exception("Unhandled error (request_id=%s)", request_id)
+        app_error = errors.InternalError()
+    response = Response(app_error.body(), status=app_error.status_code)
+    for name, value in app_error.headers.items():
+        response[name] = value
+    return response
+
+
+def error_response(app_error: errors.ApplicationError) -> JsonResponse:
+    """The same body for plain Django views (404/500 handlers, middleware)."""
+    response = JsonResponse(app_error.body(), status=app_error.status_code)
+    for name, value in app_error.headers.items():
+        response[name] = value
+    return response

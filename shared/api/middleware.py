@@ -1,0 +1,49 @@
+"""Request id and last-resort error mapping for both services."""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Callable
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+
+from shared.api import errors
+from shared.api.handler import error_response
+
+logger = logging.getLogger("shared.api")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+class RequestIDMiddleware:
+    """Echoes a sane `X-Request-ID` or generates one; logs carry it, responses return it."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        incoming = request.headers.get("X-Request-ID", "")
+        request.request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex  # type: ignore[attr-defined]
+        response = self.get_response(request)
+        response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        # Exceptions escaping non-DRF views: keep the CONTRACT shape and never leak a traceback.
+        if isinstance(exception, RequestDataTooBig):
+            return error_response(errors.PayloadTooLarge())
+        if isinstance(exception, errors.ApplicationError):
+            return error_response(exception)
+        logger.exception("Unhandled error (request_id=%s)", getattr(request, "request_id", None))
+        return error_response(errors.InternalError())
+
+
+class RequestIDLogFilter(logging.Filter):
+    """Lets log formats print %(request_id)s without every caller passing it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = "-"
+        return True

@@ -1,0 +1,39 @@
+"""Timestamps as the CONTRACT writes them: ISO 8601 UTC with a `Z`, millisecond precision."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from shared.api.errors import ValidationFailed
+
+
+def iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def now_ms() -> datetime:
+    now = timezone.now()
+    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+
+
+def parse_iso(raw: str | None, field: str) -> datetime | None:
+    if raw in (None, ""):
+        return None
+    value = None
+    try:
+        value = parse_datetime(raw.replace(" ", "+"))  # '+' in a query string arrives as a space
+        if value is None and len(raw) == 10:
+            value = parse_datetime(raw + "T00:00:00Z")
+    except ValueError:
+        value = None
+    if value is None:
+        raise ValidationFailed(f"{field} must be an ISO 8601 timestamp", field=field)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return value

@@ -1,0 +1,28 @@
+"""Abstract append-only audit event. A service subclasses it and names the chain (a tenant id)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+GENESIS_HASH = "sha256:" + "0" * 64
+ERASED_HASH = GENESIS_HASH
+
+
+class AuditEventBase(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    chain = models.CharField(max_length=64, db_index=True)
+    sequence = models.BigIntegerField()
+    timestamp = models.DateTimeField(db_index=True)
+    actor = models.CharField(max_length=255, db_index=True)
+    action = models.CharField(max_length=64, db_index=True)
+    resource = models.CharField(max_length=255, db_index=True)
+    changes = models.JSONField(default=dict)
+    hash = models.CharField(max_length=71)
+    previous_hash = models.CharField(max_length=71)
+    erased = models.BooleanField(default=False)
+
+    class Meta:
+        abstract = True
+        ordering = ("chain", "sequence")

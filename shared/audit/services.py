@@ -1,0 +1,217 @@
+"""Append, verify, erase and export for any concrete AuditEventBase model.
+
+Appends are serialized per chain so that concurrent writers never fork it: on PostgreSQL with a
+transaction-scoped advisory lock keyed by the chain, elsewhere (SQLite) by the database's own
+single-writer lock. The caller's transaction holds the lock, so the audit row commits or rolls back
+together with the change it records.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import QuerySet
+
+from shared.api.time import iso, now_ms
+from shared.audit.hashing import compute_hash, entry_of
+from shared.audit.models import ERASED_HASH, GENESIS_HASH, AuditEventBase
+
+ERASURE_SETTING = "audit.allow_erasure"
+
+
+def _lock_chain(model: type[AuditEventBase], chain: str) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{model._meta.db_table}:{chain}"])
+
+
+def audit_append(
+    *,
+    model: type[AuditEventBase],
+    chain: str,
+    actor: str,
+    action: str,
+    resource: str,
+    changes: dict[str, Any] | None = None,
+    **extra: Any,
+) -> AuditEventBase:
+    with transaction.atomic():
+        _lock_chain(model, chain)
+        last = model.objects.filter(chain=chain).order_by("-sequence").only("sequence", "hash").first()
+        event = model(
+            chain=chain,
+            sequence=(last.sequence + 1) if last else 1,
+            timestamp=now_ms(),
+            actor=actor,
+            action=action,
+            resource=resource,
+            changes=changes or {},
+            previous_hash=last.hash if last else GENESIS_HASH,
+            **extra,
+        )
+        # JSON round trip so the hash is computed over exactly what the database will return.
+        event.changes = json.loads(json.dumps(event.changes, default=str))
+        event.hash = compute_hash(event.previous_hash, entry_of(event))
+        event.save(force_insert=True)
+        return event
+
+
+@dataclass
+class VerifyResult:
+    is_valid: bool
+    entries_checked: int = 0
+    redacted_entries: int = 0
+    first_entry: AuditEventBase | None = None
+    last_entry: AuditEventBase | None = None
+    first_broken: AuditEventBase | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def audit_verify(events: Iterable[AuditEventBase], *, expected_previous: str | None = GENESIS_HASH) -> VerifyResult:
+    """Walks events in sequence order. Each must link to the previous hash and hash to itself.
+
+    Erased events keep their place: we cannot recompute their hash, so we accept the stored link into
+    the next entry (its previous_hash still names the original hash) and count them as redacted.
+    `expected_previous=None` starts the walk mid-chain (trust the first event's previous_hash).
+    """
+    result = VerifyResult(is_valid=True)
+    previous_hash = expected_previous
+    previous_sequence: int | None = None
+    for event in events:
+        result.entries_checked += 1
+        result.first_entry = result.first_entry or event
+        result.last_entry = event
+        if previous_sequence is not None and event.sequence != previous_sequence + 1:
+            _break(result, event, f"entry {event.id} (sequence {event.sequence}): gap after sequence {previous_sequence}")
+        if previous_hash is not None and event.previous_hash != previous_hash:
+            _break(result, event, f"entry {event.id} (sequence {event.sequence}): previousHash does not match the preceding entry")
+        if event.erased and event.hash == ERASED_HASH:
+            result.redacted_entries += 1
+            previous_hash = None  # the next entry's link is all that is left to check against
+        else:
+            if compute_hash(event.previous_hash, entry_of(event)) != event.hash:
+                _break(result, event, f"entry {event.id} (sequence {event.sequence}): hash does not match its content")
+            previous_hash = event.hash
+        previous_sequence = event.sequence
+    return result
+
+
+def _break(result: VerifyResult, event: AuditEventBase, message: str) -> None:
+    result.is_valid = False
+    result.first_broken = result.first_broken or event
+    result.errors.append(message)
+
+
+def audit_verify_chain(*, model: type[AuditEventBase], chain: str) -> VerifyResult:
+    events = model.objects.filter(chain=chain).order_by("sequence").iterator(chunk_size=2000)
+    return audit_verify(events)
+
+
+def audit_erase(*, model: type[AuditEventBase], event_ids: Iterable[Any], scrub: dict[str, Any] | None = None) -> int:
+    """The one path allowed to modify audit rows: zero the hash and mark the rows erased."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config(%s, 'on', true)", [ERASURE_SETTING])
+        values: dict[str, Any] = {"hash": ERASED_HASH, "erased": True}
+        if scrub:
+            values.update(scrub)
+        return model.objects.filter(id__in=list(event_ids)).update(**values)
+
+
+def event_to_dict(event: AuditEventBase) -> dict[str, Any]:
+    return {
+        "id": str(event.id),
+        "timestamp": iso(event.timestamp),
+        "actor": event.actor,
+        "action": event.action,
+        "resource": event.resource,
+        "changes": event.changes,
+        "hash": event.hash,
+        "previousHash": event.previous_hash,
+        **({"erased": True} if event.erased else {}),
+    }
+
+
+EXPORT_COLUMNS = ("id", "timestamp", "actor", "action", "resource", "changes", "hash", "previousHash")
+
+
+def export_csv(events: QuerySet | Iterable[AuditEventBase]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def flush() -> str:
+        value = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate(0)
+        return value
+
+    writer.writerow(EXPORT_COLUMNS)
+    yield flush()
+    iterator = events.iterator(chunk_size=1000) if isinstance(events, QuerySet) else events
+    for event in iterator:
+        row = event_to_dict(event)
+        row["changes"] = json.dumps(row["changes"], sort_keys=True)
+        writer.writerow([row[c] for c in EXPORT_COLUMNS])
+        yield flush()
+
+
+def export_json(events: QuerySet | Iterable[AuditEventBase]) -> Iterator[str]:
+    yield "["
+    iterator = events.iterator(chunk_size=1000) if isinstance(events, QuerySet) else events
+    for index, event in enumerate(iterator):
+        yield ("," if index else "") + json.dumps(event_to_dict(event))
+    yield "]"
+
+
+def trigger_sql(table: str) -> tuple[str, str]:
+    """PostgreSQL DDL refusing UPDATE/DELETE on `table` unless the erasure path set its flag."""
+    function = f"{table}_append_only"
+    forward = f"""
+CREATE OR REPLACE FUNCTION {function}() RETURNS trigger AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND current_setting('{ERASURE_SETTING}', true) = 'on' THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'audit events are append-only (% refused on {table})', TG_OP
+    USING ERRCODE = 'insufficient_privilege';
+END;
+$$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS {function}_trg ON {table};
+CREATE TRIGGER {function}_trg BEFORE UPDATE OR DELETE ON {table}
+  FOR EACH ROW EXECUTE FUNCTION {function}();
+"""
+    backward = f"DROP TRIGGER IF EXISTS {function}_trg ON {table}; DROP FUNCTION IF EXISTS {function}();"
+    return forward, backward
+
+
+def install_trigger_operation(table: str) -> Any:
+    """A migration operation that installs the trigger on PostgreSQL and does nothing elsewhere."""
+    from django.db import migrations
+
+    forward_sql, backward_sql = trigger_sql(table)
+
+    def forward(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(forward_sql, params=None)
+
+    def backward(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(backward_sql, params=None)
+
+    return migrations.RunPython(forward, backward)
+
+
+def in_range(queryset: QuerySet, start: datetime | None, end: datetime | None) -> QuerySet:
+    if start:
+        queryset = queryset.filter(timestamp__gte=start)
+    if end:
+        queryset = queryset.filter(timestamp__lte=end)
+    return queryset

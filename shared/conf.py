@@ -1,0 +1,97 @@
+"""Settings pieces both services compose in their own `config/settings/*.py`.
+
+One place reads the environment per service (its base.py); these helpers only shape values.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+ROOT_DIR = Path(__file__).resolve().parent.parent
+
+
+def isolation_prefix() -> str:
+    """Keeps parallel test processes (xdist workers, concurrent runs) off each other's Redis keys
+    and Celery queues. Empty outside tests."""
+    run = os.environ.get("TEST_RUN_TOKEN", "")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return f"{run}{worker}:" if (run or worker) else ""
+
+
+def rest_framework(authentication_classes: list[str]) -> dict[str, Any]:
+    return {
+        "DEFAULT_AUTHENTICATION_CLASSES": authentication_classes,
+        "DEFAULT_PERMISSION_CLASSES": ["shared.auth.permissions.RequiredPermission"],
+        "DEFAULT_PARSER_CLASSES": [
+            "shared.api.parsers.StrictJSONParser",
+            "rest_framework.parsers.FormParser",
+            "rest_framework.parsers.MultiPartParser",
+        ],
+        "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+        "EXCEPTION_HANDLER": "shared.api.handler.exception_handler",
+        "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+        "DEFAULT_SCHEMA_CLASS": "shared.api.schema.AutoSchema",
+        "DEFAULT_PAGINATION_CLASS": None,
+    }
+
+
+def logging_config(level: str = "INFO", *, json_logs: bool = False) -> dict[str, Any]:
+    fmt = "%(asctime)s %(levelname)-7s %(name)s [%(request_id)s] %(message)s"
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"request_id": {"()": "shared.api.middleware.RequestIDLogFilter"}},
+        "formatters": {"plain": {"format": fmt}},
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["request_id"]},
+        },
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            "django.server": {"level": "WARNING"},
+            "daphne": {"level": "WARNING"},
+            "celery": {"level": level},
+        },
+    }
+
+
+def celery_settings(*, broker_url: str, default_queue: str, local_folder: Path | None = None) -> dict[str, Any]:
+    """Celery options shared by both services (read by `app.config_from_object(..., namespace="CELERY")`)."""
+    options: dict[str, Any] = {}
+    if broker_url.startswith("filesystem://") and local_folder is not None:
+        local_folder.mkdir(parents=True, exist_ok=True)
+        (local_folder / "processed").mkdir(exist_ok=True)
+        options = {
+            "data_folder_in": str(local_folder),
+            "data_folder_out": str(local_folder),
+            "processed_folder": str(local_folder / "processed"),
+            "store_processed": False,
+        }
+    elif broker_url.startswith(("redis://", "rediss://")):
+        options = {"global_keyprefix": isolation_prefix(), "visibility_timeout": 3600}
+    return {
+        "CELERY_BROKER_URL": broker_url,
+        "CELERY_BROKER_TRANSPORT_OPTIONS": options,
+        "CELERY_TASK_DEFAULT_QUEUE": default_queue,
+        "CELERY_TASK_SERIALIZER": "json",
+        "CELERY_RESULT_SERIALIZER": "json",
+        "CELERY_ACCEPT_CONTENT": ["json"],
+        "CELERY_TASK_IGNORE_RESULT": True,
+        "CELERY_TASK_ACKS_LATE": True,
+        "CELERY_TASK_REJECT_ON_WORKER_LOST": True,
+        "CELERY_WORKER_PREFETCH_MULTIPLIER": 1,
+        "CELERY_TASK_TIME_LIMIT": 15 * 60,
+        "CELERY_TASK_SOFT_TIME_LIMIT": 14 * 60,
+        "CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP": True,
+        "CELERY_WORKER_HIJACK_ROOT_LOGGER": False,
+        "CELERY_TIMEZONE": "UTC",
+    }
+
+
+def redis_cache(url: str, prefix: str) -> dict[str, Any]:
+    return {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": url,
+        "KEY_PREFIX": isolation_prefix() + prefix,
+    }

@@ -1,0 +1,138 @@
+"""The shared hash chain on PostgreSQL, through the case service's concrete model."""
+
+import threading
+import uuid
+
+import pytest
+from django.db import DatabaseError, connection, connections, transaction
+
+from casemgmt.audit.models import AuditEvent
+from casemgmt.tenancy.models import Tenant
+from shared.audit import services as audit
+from shared.audit.hashing import canonical_json, compute_hash, entry_of
+from shared.audit.models import ERASED_HASH, GENESIS_HASH
+
+
+def append(tenant, n=1, **kw):
+    return [
+        audit.audit_append(
+            model=AuditEvent, chain=str(tenant.id), actor=kw.get("actor", "u1"), action="case:updated",
+            resource=f"cases/{uuid.uuid4()}", changes={"i": i, "name": "Zoë"}, tenant_id=tenant.id,
+        )
+        for i in range(n)
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def chain_tenant(db):
+    return Tenant.objects.create(name=f"audit-{uuid.uuid4().hex[:8]}")
+
+
+def test_first_entry_links_to_genesis_and_hash_follows_the_contract(chain_tenant):
+    first, second = append(chain_tenant, 2)
+    assert first.previous_hash == GENESIS_HASH
+    assert second.previous_hash == first.hash
+    entry = entry_of(first)
+    assert set(entry) == {"id", "timestamp", "actor", "action", "resource", "changes"}
+    assert first.hash == compute_hash(GENESIS_HASH, entry)
+    assert canonical_json({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
+    stored = AuditEvent.objects.get(pk=first.pk)
+    assert compute_hash(stored.previous_hash, entry_of(stored)) == stored.hash
+
+
+def test_verify_accepts_an_intact_chain(chain_tenant):
+    append(chain_tenant, 5)
+    result = audit.audit_verify_chain(model=AuditEvent, chain=str(chain_tenant.id))
+    assert result.is_valid and result.entries_checked == 5 and result.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_eight_concurrent_writers_leave_one_linear_chain():
+    tenant = Tenant.objects.create(name=f"audit-{uuid.uuid4().hex[:8]}")
+    barrier = threading.Barrier(8)
+    failures = []
+
+    def writer():
+        try:
+            barrier.wait()
+            for _ in range(10):
+                with transaction.atomic():
+                    append(tenant)
+        except Exception as exc:  # surfaced by the assertion below
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    events = list(AuditEvent.objects.filter(chain=str(tenant.id)).order_by("sequence"))
+    assert [e.sequence for e in events] == list(range(1, 81))
+    assert len({e.previous_hash for e in events}) == 80  # no two entries share a parent: no fork
+    assert audit.audit_verify(events).is_valid
+
+
+FIELDS = {
+    "actor": "'mallory'",
+    "action": "'case:deleted'",
+    "resource": "'cases/other'",
+    "changes": "'{\"i\": 99}'::jsonb",
+    "timestamp": "timestamp + interval '1 second'",
+    "hash": "'sha256:' || repeat('a', 64)",
+    "previous_hash": "'sha256:' || repeat('b', 64)",
+}
+
+
+@pytest.mark.parametrize("field", sorted(FIELDS))
+@pytest.mark.parametrize("position", [0, 2, 4])
+def test_tampering_any_field_of_any_event_is_detected_at_that_entry(chain_tenant, field, position):
+    events = append(chain_tenant, 5)
+    target = events[position]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")  # bypass the trigger, as an attacker with SQL would
+        cursor.execute(f"UPDATE audit_auditevent SET {field} = {FIELDS[field]} WHERE id = %s", [target.id])
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    result = audit.audit_verify_chain(model=AuditEvent, chain=str(chain_tenant.id))
+    assert not result.is_valid
+    assert result.first_broken.id == target.id
+    assert str(target.id) in result.errors[0]
+
+
+def test_trigger_refuses_update_and_delete(chain_tenant):
+    (event,) = append(chain_tenant)
+    for statement in ("UPDATE audit_auditevent SET actor = 'x' WHERE id = %s", "DELETE FROM audit_auditevent WHERE id = %s"):
+        with pytest.raises(DatabaseError, match="append-only"):
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(statement, [event.id])
+    assert AuditEvent.objects.get(pk=event.pk).actor == "u1"
+
+
+def test_erasure_path_redacts_and_verification_keeps_checking_links(chain_tenant):
+    events = append(chain_tenant, 5)
+    assert audit.audit_erase(model=AuditEvent, event_ids=[events[1].id, events[2].id], scrub={"actor": "erased"}) == 2
+    erased = AuditEvent.objects.get(pk=events[1].id)
+    assert erased.hash == ERASED_HASH and erased.erased and erased.actor == "erased"
+    result = audit.audit_verify_chain(model=AuditEvent, chain=str(chain_tenant.id))
+    assert result.is_valid and result.redacted_entries == 2 and result.entries_checked == 5
+    # A break after the redacted stretch is still found.
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute("UPDATE audit_auditevent SET actor = 'mallory' WHERE id = %s", [events[4].id])
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    result = audit.audit_verify_chain(model=AuditEvent, chain=str(chain_tenant.id))
+    assert not result.is_valid and result.first_broken.id == events[4].id
+
+
+def test_exports_stream_every_event(chain_tenant):
+    append(chain_tenant, 3)
+    queryset = AuditEvent.objects.filter(chain=str(chain_tenant.id)).order_by("sequence")
+    csv_text = "".join(audit.export_csv(queryset))
+    assert csv_text.splitlines()[0] == "id,timestamp,actor,action,resource,changes,hash,previousHash"
+    assert len(csv_text.strip().splitlines()) == 4
+    import json
+
+    rows = json.loads("".join(audit.export_json(queryset)))
+    assert [r["hash"] for r in rows] == [e.hash for e in queryset]
