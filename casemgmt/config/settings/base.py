@@ -35,6 +35,9 @@ INSTALLED_APPS = [
     "casemgmt.tenancy",
     "casemgmt.accounts",
     "casemgmt.audit",
+    "casemgmt.cases",
+    "casemgmt.workflows",
+    "casemgmt.prompts",
     "casemgmt.ops",
     "casemgmt.realtime",
 ]

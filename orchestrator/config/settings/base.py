@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "orchestrator.runs",
     "orchestrator.agents",
     "orchestrator.events",
+    "orchestrator.webhooks",
     "orchestrator.system",
 ]
 

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CasesConfig(AppConfig):
+    name = "casemgmt.cases"
+    label = "cases"

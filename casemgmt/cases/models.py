@@ -1,0 +1,82 @@
+"""Case types (immutable, versioned schemas) and cases."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from casemgmt.tenancy.models import Tenant
+
+
+class CaseType(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="case_types")
+    key = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    display_name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    schema = models.JSONField()
+    prefix = models.CharField(max_length=8)
+    # Decision (docs/decisions.md): slaDeadline = createdAt + slaHours of the case type, else of the
+    # bound workflow; no deadline when neither sets one.
+    sla_hours = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+
+    class Meta:
+        ordering = ("key", "version")
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "key", "version"], name="case_type_unique_key_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} v{self.version}"
+
+
+class CaseCounter(models.Model):
+    """Case numbers per tenant and case type key; the row is locked by the creating transaction."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=100)
+    last_number = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="case_counter_unique")]
+
+
+class Case(models.Model):
+    ACTIVE, CLOSED, CANCELLED = "active", "closed", "cancelled"
+    STATUSES = [(ACTIVE, "Active"), (CLOSED, "Closed"), (CANCELLED, "Cancelled")]
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="cases")
+    case_type = models.ForeignKey(CaseType, on_delete=models.PROTECT, related_name="cases")
+    case_number = models.CharField(max_length=32)
+    display_name = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=10, choices=STATUSES, default=ACTIVE)
+    data = models.JSONField(default=dict)
+    version = models.PositiveIntegerField(default=1)
+    workflow_version = models.ForeignKey(
+        "workflows.Workflow", on_delete=models.PROTECT, null=True, blank=True, related_name="cases"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+    sla_deadline = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=200, blank=True)
+    status_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        constraints = [models.UniqueConstraint(fields=["tenant", "case_number"], name="case_number_unique_per_tenant")]
+        indexes = [
+            models.Index(fields=["tenant", "status", "created_at"], name="case_tenant_status_created"),
+            models.Index(fields=["tenant", "case_type", "created_at"], name="case_tenant_type_created"),
+            models.Index(fields=["tenant", "sla_deadline"], name="case_tenant_deadline"),
+        ]
+
+    def __str__(self) -> str:
+        return self.case_number

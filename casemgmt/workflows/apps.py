@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class WorkflowsConfig(AppConfig):
+    name = "casemgmt.workflows"
+    label = "workflows"
