@@ -135,6 +135,13 @@ JWT = {
 AUTH_LOCKOUT_EMAIL_FAILURES = env.int("AUTH_LOCKOUT_EMAIL_FAILURES", default=5)
 AUTH_LOCKOUT_IP_FAILURES = env.int("AUTH_LOCKOUT_IP_FAILURES", default=20)
 AUTH_LOCKOUT_WINDOW_SECONDS = env.int("AUTH_LOCKOUT_WINDOW_SECONDS", default=15 * 60)
+# Count login failures per X-Forwarded-For client (first address) instead of REMOTE_ADDR; only
+# behind a proxy that sets the header, or clients could pick their own address.
+AUTH_TRUST_X_FORWARDED_FOR = env.bool("AUTH_TRUST_X_FORWARDED_FOR", default=False)
+# Queue of the welcome-email task (defaults to the service's default queue).
+ACCOUNTS_EMAIL_QUEUE = env.str("CASE_ACCOUNTS_EMAIL_QUEUE", default=CELERY_DEFAULT_QUEUE)
+# One-time password-setting links in welcome emails stay valid this long.
+PASSWORD_RESET_TIMEOUT = env.int("CASE_PASSWORD_SET_TIMEOUT_SECONDS", default=3 * 24 * 3600)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
