@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
+from django.db import transaction
+
 from casemgmt.audit.models import AuditEvent
 from shared.audit import services as audit
+from shared.audit.hashing import compute_hash, entry_of
+from shared.audit.models import ERASED_HASH, GENESIS_HASH
 
 
 def record(
@@ -25,3 +30,55 @@ def record(
 
 def verify_tenant_chain(*, tenant_id: UUID | str) -> audit.VerifyResult:
     return audit.audit_verify_chain(model=AuditEvent, chain=str(tenant_id))
+
+
+def verify_events_in_chain(*, tenant_id: UUID | str, events: Iterable[AuditEvent]) -> audit.VerifyResult:
+    """Verifies a subset of a tenant chain (one case's events) in the context of the whole chain:
+    each event must hash to itself, and its previousHash must be the stored hash of the event just
+    before it in the chain (whatever that event concerns). Erased events count as redacted."""
+    events = list(events)
+    result = audit.VerifyResult(is_valid=True)
+    previous = dict(
+        AuditEvent.objects.filter(
+            chain=str(tenant_id), sequence__in=[e.sequence - 1 for e in events]
+        ).values_list("sequence", "hash")
+    )
+    for event in events:
+        result.entries_checked += 1
+        result.first_entry = result.first_entry or event
+        result.last_entry = event
+        label = f"entry {event.id} (sequence {event.sequence})"
+        expected = GENESIS_HASH if event.sequence == 1 else previous.get(event.sequence - 1)
+        if expected is None:
+            _break(result, event, f"{label}: the preceding entry is missing from the chain")
+        elif expected != ERASED_HASH and event.previous_hash != expected:
+            _break(result, event, f"{label}: previousHash does not match the preceding entry")
+        if event.erased and event.hash == ERASED_HASH:
+            result.redacted_entries += 1
+        elif compute_hash(event.previous_hash, entry_of(event)) != event.hash:
+            _break(result, event, f"{label}: hash does not match its content")
+    return result
+
+
+def _break(result: audit.VerifyResult, event: AuditEvent, message: str) -> None:
+    result.is_valid = False
+    result.first_broken = result.first_broken or event
+    result.errors.append(message)
+
+
+@transaction.atomic
+def audit_record_verification(*, user: Any, scope: str, result: audit.VerifyResult) -> AuditEvent:
+    return record(
+        tenant_id=user.tenant_id,
+        actor=str(user.id),
+        action="audit:verified",
+        resource=scope,
+        changes={"isValid": result.is_valid, "entriesChecked": result.entries_checked},
+    )
+
+
+@transaction.atomic
+def audit_record_export(*, user: Any, scope: str, params: dict[str, Any]) -> AuditEvent:
+    return record(
+        tenant_id=user.tenant_id, actor=str(user.id), action="audit:exported", resource=scope, changes=params
+    )

@@ -1,1 +1,12 @@
-urlpatterns: list = []
+from django.urls import path
+
+from casemgmt.audit import apis
+
+urlpatterns = [
+    path("cases/<uuid:case_id>/events", apis.CaseEventListApi.as_view(), name="case-events"),
+    path("cases/<uuid:case_id>/events/verify", apis.CaseEventVerifyApi.as_view(), name="case-events-verify"),
+    path("cases/<uuid:case_id>/events/export", apis.CaseEventExportApi.as_view(), name="case-events-export"),
+    path("audit", apis.AuditListApi.as_view(), name="audit-list"),
+    path("audit/verify-chain", apis.AuditVerifyChainApi.as_view(), name="audit-verify-chain"),
+    path("audit/export", apis.AuditExportApi.as_view(), name="audit-export"),
+]

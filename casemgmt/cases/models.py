@@ -23,7 +23,9 @@ class CaseType(models.Model):
     # bound workflow; no deadline when neither sets one.
     sla_hours = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
 
     class Meta:
         ordering = ("key", "version")
@@ -45,6 +47,9 @@ class CaseCounter(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="case_counter_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.key}: {self.last_number}"
+
 
 class Case(models.Model):
     ACTIVE, CLOSED, CANCELLED = "active", "closed", "cancelled"
@@ -62,16 +67,23 @@ class Case(models.Model):
         "workflows.Workflow", on_delete=models.PROTECT, null=True, blank=True, related_name="cases"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
     sla_deadline = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(max_length=200, blank=True)
     status_reason = models.TextField(blank=True)
+    # Case number, display name and the text values inside `data`, kept by the services. On
+    # PostgreSQL a generated tsvector column over it carries the GIN index (migration 0003).
+    search_text = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ("-created_at",)
-        constraints = [models.UniqueConstraint(fields=["tenant", "case_number"], name="case_number_unique_per_tenant")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "case_number"], name="case_number_unique_per_tenant")
+        ]
         indexes = [
             models.Index(fields=["tenant", "status", "created_at"], name="case_tenant_status_created"),
             models.Index(fields=["tenant", "case_type", "created_at"], name="case_tenant_type_created"),

@@ -1,1 +1,15 @@
-urlpatterns: list = []
+from django.urls import path
+
+from casemgmt.cases import apis
+
+urlpatterns = [
+    path("case-types", apis.CaseTypeListCreateApi.as_view(), name="case-types"),
+    path("case-types/<uuid:case_type_id>", apis.CaseTypeDetailApi.as_view(), name="case-type-detail"),
+    path("cases", apis.CaseListCreateApi.as_view(), name="cases"),
+    path("cases/search", apis.CaseSearchApi.as_view(), name="case-search"),
+    path("cases/dashboard", apis.CaseDashboardApi.as_view(), name="case-dashboard"),
+    path("cases/<uuid:case_id>", apis.CaseDetailApi.as_view(), name="case-detail"),
+    path("cases/<uuid:case_id>/data", apis.CaseDataUpdateApi.as_view(), name="case-data"),
+    path("cases/<uuid:case_id>/close", apis.CaseCloseApi.as_view(), name="case-close"),
+    path("cases/<uuid:case_id>/cancel", apis.CaseCancelApi.as_view(), name="case-cancel"),
+]

@@ -1,0 +1,138 @@
+"""Audit endpoints: one case's trail (list, verify, export) and the tenant-wide administration views."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casemgmt.audit import selectors, services
+from casemgmt.audit.models import AuditEvent
+from casemgmt.cases.selectors import access_case
+from shared.api.pagination import get_page, page_links
+from shared.api.time import iso, now_ms
+from shared.audit.services import event_to_dict, export_csv, export_json
+
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+
+
+def stream(events: Any, fmt: str, filename: str) -> StreamingHttpResponse:
+    chunks: Iterator[str] = export_csv(events) if fmt == "csv" else export_json(events)
+    response = StreamingHttpResponse(chunks, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def paged(request: Request, events: Any, *, default_limit: int = 50, max_limit: int = 500) -> Response:
+    page = get_page(request.query_params, default_limit=default_limit, max_limit=max_limit)
+    total = events.count()
+    rows = events[page.offset : page.offset + page.limit]
+    next_url, _ = page_links(request, page, total)
+    return Response({"data": [event_to_dict(e) for e in rows], "total": total, "next": next_url})
+
+
+def entry_summary(event: AuditEvent | None) -> dict[str, Any] | None:
+    if event is None:
+        return None
+    return {
+        "id": str(event.id),
+        "sequence": event.sequence,
+        "timestamp": iso(event.timestamp),
+        "hash": event.hash,
+    }
+
+
+class CaseEventListApi(APIView):
+    required = {"GET": ("cases:read", "audit:read")}
+
+    def get(self, request: Request, case_id: Any) -> Response:
+        case = access_case(user=request.user, case_id=case_id)
+        return paged(request, selectors.case_events(tenant_id=case.tenant_id, case_id=case.id))
+
+
+class CaseEventVerifyApi(APIView):
+    required = {"POST": "audit:read"}  # spec: audit:read, not audit:verify
+
+    def post(self, request: Request, case_id: Any) -> Response:
+        case = access_case(user=request.user, case_id=case_id)
+        events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
+        result = services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
+        services.audit_record_verification(user=request.user, scope=f"audit/cases/{case.id}", result=result)
+        return Response(
+            {
+                "isValid": result.is_valid,
+                "lastVerifiedAt": iso(now_ms()),
+                "entriesChecked": result.entries_checked,
+                "redactedEntries": result.redacted_entries,
+                "firstInvalidEntry": str(result.first_broken.id) if result.first_broken else None,
+                "errors": result.errors,
+            }
+        )
+
+
+class CaseEventExportApi(APIView):
+    required = {"GET": "audit:read"}
+
+    def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
+        fmt = selectors.export_format(request.query_params)
+        case = access_case(user=request.user, case_id=case_id)
+        services.audit_record_export(
+            user=request.user, scope=f"audit/cases/{case.id}", params={"format": fmt, "caseId": str(case.id)}
+        )
+        events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
+        return stream(events, fmt, f"case-{case.case_number}-events")
+
+
+class AuditListApi(APIView):
+    required = {"GET": "admin:audit"}
+
+    def get(self, request: Request) -> Response:
+        return paged(
+            request, selectors.audit_list(tenant_id=request.user.tenant_id, params=request.query_params)
+        )
+
+
+class AuditVerifyChainApi(APIView):
+    required = {"GET": "admin:audit"}
+
+    def get(self, request: Request) -> Response:
+        result = services.verify_tenant_chain(tenant_id=request.user.tenant_id)
+        services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
+        return Response(
+            {
+                "status": "valid" if result.is_valid else "invalid",
+                "entries_checked": result.entries_checked,
+                "first_entry": entry_summary(result.first_entry),
+                "last_entry": entry_summary(result.last_entry),
+                "redacted_entries": result.redacted_entries,
+                "first_invalid_entry": entry_summary(result.first_broken),
+                "errors": result.errors,
+            }
+        )
+
+
+class AuditExportApi(APIView):
+    required = {"GET": "admin:audit"}
+
+    def get(self, request: Request) -> StreamingHttpResponse:
+        params = request.query_params
+        fmt = selectors.export_format(params)
+        events = selectors.events_in_range(
+            AuditEvent.objects.filter(chain=str(request.user.tenant_id)), params, "start_date", "end_date"
+        ).order_by("sequence")
+        # Recorded before streaming: the export itself is part of the trail (and read-only).
+        services.audit_record_export(
+            user=request.user,
+            scope="audit/export",
+            params={
+                "format": fmt,
+                "start_date": params.get("start_date"),
+                "end_date": params.get("end_date"),
+            },
+        )
+        return stream(events, fmt, "audit-export")

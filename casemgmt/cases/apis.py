@@ -1,0 +1,282 @@
+"""HTTP operations for case types and cases. Thin: parse, authorize, call one service or selector.
+
+Output bodies are built by plain functions (`case_output`...) rather than DRF output serializers:
+they are on the hottest paths (create/read) and these dicts are the whole contract anyway.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casemgmt.cases import selectors, services
+from casemgmt.cases.jsondata import summary_of
+from casemgmt.cases.models import Case, CaseType
+from casemgmt.workflows.selectors import case_workflow_detail
+from shared.api.errors import ValidationFailed
+from shared.api.pagination import get_page, page_links
+from shared.api.time import iso
+
+
+def case_type_output(case_type: CaseType) -> dict[str, Any]:
+    return {
+        "id": str(case_type.id),
+        "key": case_type.key,
+        "version": case_type.version,
+        "displayName": case_type.display_name,
+        "description": case_type.description,
+        "schema": case_type.schema,
+        "prefix": case_type.prefix,
+        "slaHours": case_type.sla_hours,
+        "createdAt": iso(case_type.created_at),
+    }
+
+
+def case_output(case: Case) -> dict[str, Any]:
+    return {
+        "id": str(case.id),
+        "caseNumber": case.case_number,
+        "displayName": case.display_name,
+        "caseTypeId": str(case.case_type_id),
+        "caseTypeKey": case.case_type.key,
+        "workflowVersionId": str(case.workflow_version_id) if case.workflow_version_id else None,
+        "status": case.status,
+        "data": case.data,
+        "version": case.version,
+        "createdAt": iso(case.created_at),
+        "createdBy": str(case.created_by_id) if case.created_by_id else None,
+        "updatedAt": iso(case.updated_at),
+        "slaDeadline": iso(case.sla_deadline),
+        "closedAt": iso(case.closed_at),
+        "outcome": case.outcome or None,
+        "statusReason": case.status_reason or None,
+    }
+
+
+def case_list_item(case: Case, current_step: str | None) -> dict[str, Any]:
+    item = case_output(case)
+    del item["data"]  # spec: list items omit data
+    item.update(summary=summary_of(case.data), currentStep=current_step)
+    return item
+
+
+def with_etag(response: Response, case: Case) -> Response:
+    response["ETag"] = f'"{case.version}"'
+    return response
+
+
+def _require_object(value: Any, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValidationFailed(f"{field} must be a JSON object", field=field)
+    return value
+
+
+# --- case types -------------------------------------------------------------------------------
+
+
+class CaseTypeListCreateApi(APIView):
+    required = {"GET": "cases:read", "POST": "admin:case_types"}
+
+    class InputSerializer(serializers.Serializer):
+        key = serializers.CharField(max_length=100)
+        displayName = serializers.CharField(max_length=200)
+        description = serializers.CharField(required=False, allow_blank=True, default="")
+        schema = serializers.JSONField()
+        prefix = serializers.CharField(required=False, max_length=8)
+        slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
+
+    def get(self, request: Request) -> Response:
+        latest = request.query_params.get("latest", "").lower()
+        if latest not in ("", "true", "false"):
+            raise ValidationFailed("latest must be true or false", field="latest")
+        types = selectors.case_type_list(
+            tenant_id=request.user.tenant_id, key=request.query_params.get("key"), latest=latest == "true"
+        )
+        return Response([case_type_output(t) for t in types])
+
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        case_type = services.case_type_create(
+            user=request.user,
+            key=data["key"],
+            display_name=data["displayName"],
+            description=data["description"],
+            schema=data["schema"],
+            prefix=data.get("prefix"),
+            sla_hours=data.get("slaHours"),
+        )
+        return Response(case_type_output(case_type), status=201)
+
+
+class CaseTypeDetailApi(APIView):
+    """GET only: a registered schema never changes, so PUT/PATCH answer 405."""
+
+    required = {"GET": "cases:read"}
+
+    def get(self, request: Request, case_type_id: Any) -> Response:
+        case_type = selectors.case_type_get(tenant_id=request.user.tenant_id, case_type_id=case_type_id)
+        return Response(case_type_output(case_type))
+
+
+# --- cases ------------------------------------------------------------------------------------
+
+
+class CaseListCreateApi(APIView):
+    required = {"GET": "cases:read", "POST": "cases:create"}
+
+    class InputSerializer(serializers.Serializer):
+        caseTypeId = serializers.UUIDField(required=False)
+        data = serializers.JSONField(required=False)
+        workflowVersionId = serializers.UUIDField(required=False, allow_null=True)
+        displayName = serializers.CharField(required=False, max_length=300)
+        # The narrative's alternative form: the latest version of a case type key.
+        case_type_key = serializers.CharField(required=False, max_length=100)
+        case_data = serializers.JSONField(required=False)
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if "caseTypeId" in attrs and "case_type_key" in attrs:
+                raise serializers.ValidationError("give caseTypeId or case_type_key, not both")
+            if "caseTypeId" not in attrs and "case_type_key" not in attrs:
+                raise serializers.ValidationError({"caseTypeId": ["This field is required."]})
+            return attrs
+
+    def get(self, request: Request) -> Response:
+        page = get_page(request.query_params, default_limit=25, max_limit=100)
+        cases = selectors.case_list(user=request.user, params=request.query_params)
+        total = cases.count()
+        rows = list(cases[page.offset : page.offset + page.limit])
+        steps = selectors.current_steps([c.id for c in rows])
+        next_url, _ = page_links(request, page, total)
+        return Response(
+            {"data": [case_list_item(c, steps.get(c.id)) for c in rows], "total": total, "next": next_url}
+        )
+
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        tenant_id = request.user.tenant_id
+        if "caseTypeId" in data:  # spec: 404 when the case type does not exist
+            case_type = selectors.case_type_get(tenant_id=tenant_id, case_type_id=data["caseTypeId"])
+            case_data = _require_object(data.get("data", {}), "data")
+        else:
+            case_type = selectors.case_type_latest(tenant_id=tenant_id, key=data["case_type_key"])
+            case_data = _require_object(data.get("case_data", {}), "case_data")
+        workflow = services.resolve_workflow(
+            tenant_id=tenant_id, case_type=case_type, workflow_version_id=data.get("workflowVersionId")
+        )
+        case = services.case_create(
+            user=request.user,
+            case_type=case_type,
+            data=case_data,
+            workflow=workflow,
+            display_name=data.get("displayName"),
+        )
+        return with_etag(Response(case_output(case), status=201), case)
+
+
+class CaseSearchApi(APIView):
+    required = {"GET": "cases:read"}
+
+    def get(self, request: Request) -> Response:
+        q = (request.query_params.get("q") or "").strip()
+        if not q:
+            raise ValidationFailed("q is required", field="q")
+        if len(q) > 500:
+            raise ValidationFailed("q must be at most 500 characters", field="q")
+        page = get_page(request.query_params, default_limit=25, max_limit=100)
+        hits, total = selectors.case_search(tenant_id=request.user.tenant_id, q=q, page=page)
+        data = [
+            {
+                "id": str(h.id),
+                "caseNumber": h.case_number,
+                "displayName": h.display_name,
+                "caseTypeId": str(h.case_type_id),
+                "relevance": h.relevance,
+                "excerpt": h.excerpt,
+            }
+            for h in hits
+        ]
+        next_url, _ = page_links(request, page, total)
+        return Response({"data": data, "total": total, "next": next_url})
+
+
+class CaseDashboardApi(APIView):
+    required = {"GET": ("cases:read", "reports:read")}
+
+    def get(self, request: Request) -> Response:
+        return Response(selectors.case_dashboard(tenant_id=request.user.tenant_id))
+
+
+class CaseDetailApi(APIView):
+    required = {"GET": "cases:read"}
+
+    def get(self, request: Request, case_id: Any) -> Response:
+        case = selectors.access_case(user=request.user, case_id=case_id)
+        body = case_output(case)
+        body["workflow"] = case_workflow_detail(case)
+        return with_etag(Response(body), case)
+
+
+def _if_match_version(request: Request) -> int | None:
+    raw = request.headers.get("If-Match")
+    if not raw:
+        return None
+    value = raw.strip().removeprefix("W/").strip('"')
+    if not value.isdigit():
+        raise ValidationFailed('If-Match must be a case version like "3"', field="If-Match")
+    return int(value)
+
+
+class CaseDataUpdateApi(APIView):
+    required = {"PATCH": "cases:update"}
+
+    class InputSerializer(serializers.Serializer):
+        data = serializers.JSONField()
+        version = serializers.IntegerField(required=False, min_value=1)
+
+    def patch(self, request: Request, case_id: Any) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        patch = _require_object(body.validated_data["data"], "data")
+        version = body.validated_data.get("version")  # the body wins over If-Match when both are sent
+        if version is None:
+            version = _if_match_version(request)
+        case = selectors.access_case(user=request.user, case_id=case_id)
+        case = services.case_update_data(user=request.user, case=case, patch=patch, expected_version=version)
+        return with_etag(Response(case_output(case)), case)
+
+
+class CaseCloseApi(APIView):
+    required = {"POST": "cases:update"}  # spec: cases:update, not cases:close
+
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+        outcome = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+
+    def post(self, request: Request, case_id: Any) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        case = selectors.access_case(user=request.user, case_id=case_id)
+        case = services.case_close(user=request.user, case=case, **body.validated_data)
+        return Response(case_output(case))
+
+
+class CaseCancelApi(APIView):
+    required = {"POST": "cases:update"}
+
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    def post(self, request: Request, case_id: Any) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        case = selectors.access_case(user=request.user, case_id=case_id)
+        case = services.case_cancel(user=request.user, case=case, **body.validated_data)
+        return Response(case_output(case))

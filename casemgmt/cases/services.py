@@ -1,0 +1,259 @@
+"""Writes for case types and cases. Each service owns its transaction and appends its audit row in it."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Max
+
+from casemgmt.audit.services import record
+from casemgmt.cases.jsondata import check_schema, data_changes, merge_patch, search_text, validate_data
+from casemgmt.cases.models import Case, CaseCounter, CaseType
+from casemgmt.realtime.events import broadcast_on_commit
+from casemgmt.workflows.engine import workflow_halt, workflow_start
+from casemgmt.workflows.models import Workflow
+from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
+from shared.api.time import now_ms
+
+KEY_RE = re.compile(r"^[a-z][a-z0-9_]{1,99}$")
+PREFIX_RE = re.compile(r"^[A-Z0-9]{2,8}$")
+
+
+def default_prefix(key: str) -> str:
+    """CONTRACT: initials of the snake_case words when two or more, else the first three letters."""
+    words = [w for w in key.split("_") if w]
+    prefix = "".join(w[0] for w in words) if len(words) >= 2 else key.replace("_", "")[:3]
+    return prefix.upper()[:8].ljust(2, "X")
+
+
+def _lock_counter(tenant_id: Any, key: str) -> CaseCounter:
+    """The per-(tenant, key) counter row, created if missing and locked until the transaction ends.
+    It serializes both case-type versioning and case numbering for that key."""
+    CaseCounter.objects.bulk_create([CaseCounter(tenant_id=tenant_id, key=key)], ignore_conflicts=True)
+    return CaseCounter.objects.select_for_update().get(tenant_id=tenant_id, key=key)
+
+
+@transaction.atomic
+def case_type_create(
+    *,
+    user: Any,
+    key: str,
+    display_name: str,
+    schema: dict[str, Any],
+    description: str = "",
+    prefix: str | None = None,
+    sla_hours: int | None = None,
+) -> CaseType:
+    if not KEY_RE.match(key):
+        raise ValidationFailed("key must be snake_case: a-z, 0-9 and _, starting with a letter", field="key")
+    if prefix is not None and not PREFIX_RE.match(prefix):
+        raise ValidationFailed("prefix must be 2 to 8 characters of A-Z and 0-9", field="prefix")
+    check_schema(schema)
+    _lock_counter(user.tenant_id, key)
+    existing = CaseType.objects.filter(tenant_id=user.tenant_id, key=key)
+    latest = existing.aggregate(v=Max("version"))["v"] or 0
+    if latest:
+        # spec: an existing key registers the next version; numbering continues, so the prefix stays.
+        current_prefix = existing.get(version=latest).prefix
+        if prefix is not None and prefix != current_prefix:
+            raise ValidationFailed(
+                f"prefix of case type '{key}' is {current_prefix} and cannot change", field="prefix"
+            )
+        prefix = current_prefix
+    case_type = CaseType.objects.create(
+        tenant_id=user.tenant_id,
+        key=key,
+        version=latest + 1,
+        display_name=display_name,
+        description=description,
+        schema=schema,
+        prefix=prefix or default_prefix(key),
+        sla_hours=sla_hours,
+        created_by=user,
+    )
+    record(
+        tenant_id=user.tenant_id,
+        actor=str(user.id),
+        action="case_type:registered",
+        resource=f"case-types/{case_type.id}",
+        changes={"key": key, "version": case_type.version, "prefix": case_type.prefix},
+    )
+    return case_type
+
+
+def _next_case_number(tenant_id: Any, case_type: CaseType) -> str:
+    # The UPDATE takes the row lock: concurrent creators queue here until this transaction ends,
+    # so numbers are gap-free (a rollback also rolls the counter back) and never duplicated.
+    CaseCounter.objects.bulk_create(
+        [CaseCounter(tenant_id=tenant_id, key=case_type.key)], ignore_conflicts=True
+    )
+    counter = CaseCounter.objects.filter(tenant_id=tenant_id, key=case_type.key)
+    counter.update(last_number=F("last_number") + 1)
+    number = counter.values_list("last_number", flat=True).get()
+    return f"{case_type.prefix}-{number:06d}"
+
+
+def _default_display_name(case_type: CaseType, number: str, data: dict[str, Any]) -> str:
+    for field in ("title", "name", "subject"):
+        if isinstance(data.get(field), str) and data[field].strip():
+            return data[field].strip()[:300]
+    return f"{case_type.display_name} {number}"[:300]
+
+
+def resolve_workflow(*, tenant_id: Any, case_type: CaseType, workflow_version_id: Any) -> Workflow | None:
+    """An explicit version must be a published workflow of this case type; otherwise the case type's
+    default published workflow, or none."""
+    workflows = Workflow.objects.filter(
+        tenant_id=tenant_id, case_type_key=case_type.key, status=Workflow.PUBLISHED
+    )
+    if workflow_version_id is None:
+        return workflows.filter(is_default=True).first()
+    workflow = workflows.filter(id=workflow_version_id).first()
+    if workflow is None:
+        raise ValidationFailed(
+            "workflowVersionId is not a published workflow version of this case type",
+            field="workflowVersionId",
+        )
+    return workflow
+
+
+@transaction.atomic
+def case_create(
+    *,
+    user: Any,
+    case_type: CaseType,
+    data: dict[str, Any],
+    workflow: Workflow | None = None,
+    display_name: str | None = None,
+) -> Case:
+    validate_data(case_type.schema, data)  # spec: 400 with every schema failure
+    number = _next_case_number(user.tenant_id, case_type)
+    name = display_name or _default_display_name(case_type, number, data)
+    case = Case.objects.create(
+        tenant_id=user.tenant_id,
+        case_type=case_type,
+        case_number=number,
+        display_name=name,
+        data=data,
+        workflow_version=workflow,
+        created_by=user,
+        search_text=search_text(case_number=number, display_name=name, data=data),
+    )
+    # Decision: the case type's slaHours wins, else the bound workflow's; no deadline when neither.
+    sla_hours = case_type.sla_hours or (workflow.sla_hours if workflow else None)
+    if sla_hours:
+        case.sla_deadline = case.created_at + timedelta(hours=sla_hours)
+        Case.objects.filter(pk=case.pk).update(sla_deadline=case.sla_deadline)
+    record(
+        tenant_id=user.tenant_id,
+        actor=str(user.id),
+        action="case:created",
+        resource=f"cases/{case.id}",
+        changes={
+            "caseNumber": number,
+            "caseTypeId": str(case_type.id),
+            "workflowVersionId": str(workflow.id) if workflow else None,
+            "status": Case.ACTIVE,
+            "version": 1,
+        },
+    )
+    if workflow is not None:
+        workflow_start(case=case, actor=user)
+    return case
+
+
+def _locked(case: Case) -> Case:
+    return Case.objects.select_for_update(of=("self",)).select_related("case_type").get(pk=case.pk)
+
+
+def _announce(case: Case, user: Any, **extra: Any) -> None:
+    """WebSocket `case:updated` after commit: {caseId, version, changedBy[, status]}."""
+    broadcast_on_commit(
+        tenant_id=case.tenant_id,
+        type="case:updated",
+        data={"caseId": str(case.id), "version": case.version, "changedBy": str(user.id), **extra},
+        permission="cases:read",
+    )
+
+
+@transaction.atomic
+def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_version: int | None) -> Case:
+    # The row lock makes check-and-update atomic: of N writers holding version V, the first wins and
+    # the others find V+1 once they get the lock.
+    case = _locked(case)
+    if expected_version is not None and case.version != expected_version:
+        raise VersionConflict(
+            f"Case is at version {case.version}, not {expected_version}.",
+            extra={"currentVersion": case.version},
+        )
+    if case.status != Case.ACTIVE:
+        raise InvalidState(f"Case is {case.status}; its data can no longer change.")
+    merged = merge_patch(case.data, patch)
+    validate_data(case.case_type.schema, merged)  # spec: the merged result must validate
+    changes = data_changes(case.data, merged)
+    if not changes["after"]:
+        return case  # nothing changed: no new version, no audit row
+    case.data = merged
+    case.version += 1
+    case.search_text = search_text(case_number=case.case_number, display_name=case.display_name, data=merged)
+    case.save(update_fields=["data", "version", "search_text", "updated_at"])
+    record(
+        tenant_id=case.tenant_id,
+        actor=str(user.id),
+        action="case:updated",
+        resource=f"cases/{case.id}",
+        changes={**changes, "version": case.version},
+    )
+    _announce(case, user)
+    return case
+
+
+def allowed_outcomes(case: Case) -> list[str] | None:
+    if case.workflow_version_id is None:
+        return None
+    outcomes = (case.workflow_version.definition or {}).get("outcomes")
+    return [str(o) for o in outcomes] if isinstance(outcomes, list) and outcomes else None
+
+
+def _finish(*, user: Any, case: Case, status: str, action: str, reason: str, outcome: str = "") -> Case:
+    case = _locked(case)
+    if case.status != Case.ACTIVE:
+        raise InvalidState(f"Case is {case.status}, not active.")  # spec: 409 when not active
+    case.status = status
+    case.status_reason = reason
+    case.outcome = outcome
+    case.closed_at = now_ms()
+    case.save(update_fields=["status", "status_reason", "outcome", "closed_at", "updated_at"])
+    record(
+        tenant_id=case.tenant_id,
+        actor=str(user.id),
+        action=action,
+        resource=f"cases/{case.id}",
+        changes={
+            "status": {"before": Case.ACTIVE, "after": status},
+            "reason": reason,
+            "outcome": outcome or None,
+        },
+    )
+    workflow_halt(case=case, actor=user)
+    _announce(case, user, status=status)
+    return case
+
+
+@transaction.atomic
+def case_close(*, user: Any, case: Case, reason: str = "", outcome: str = "") -> Case:
+    outcomes = allowed_outcomes(case)
+    # CONTRACT: outcome is free text unless the workflow defines `outcomes`.
+    if outcomes is not None and outcome not in outcomes:
+        raise ValidationFailed(f"outcome must be one of: {', '.join(outcomes)}", field="outcome")
+    return _finish(
+        user=user, case=case, status=Case.CLOSED, action="case:closed", reason=reason, outcome=outcome
+    )
+
+
+@transaction.atomic
+def case_cancel(*, user: Any, case: Case, reason: str = "") -> Case:
+    return _finish(user=user, case=case, status=Case.CANCELLED, action="case:cancelled", reason=reason)
