@@ -1,16 +1,57 @@
 from __future__ import annotations
 
+import re
+import zoneinfo
+from typing import Any
+
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.accounts import services
+from casemgmt.accounts import lockout, selectors, services
+from casemgmt.accounts.models import Role, User
+from casemgmt.tenancy.models import Theme
+from casemgmt.tenancy.serializers import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+    string_list,
+)
+from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
 
-def user_summary(user) -> dict:
-    return {"id": str(user.id), "email": user.email, "displayName": user.display_name, "roles": user.role_names}
+def user_summary(user: User) -> dict[str, Any]:
+    return {
+        "id": str(user.id),
+        "email": user.email,
+        "displayName": user.display_name,
+        "roles": user.role_names,
+    }
+
+
+def principal_json(user: User) -> dict[str, Any]:
+    return {
+        **user_summary(user),
+        "isActive": user.is_active,
+        "createdAt": iso(user.created_at),
+        "kind": user.kind,
+    }
+
+
+def role_json(role: Role) -> dict[str, Any]:
+    return {
+        "id": str(role.id),
+        "name": role.name,
+        "displayName": role.display_name,
+        "permissions": list(role.permissions),
+        "createdAt": iso(role.created_at),
+    }
+
+
+# --- authentication -------------------------------------------------------------------------------
 
 
 class LoginApi(APIView):
@@ -18,14 +59,16 @@ class LoginApi(APIView):
     required = {"POST": None}
 
     class InputSerializer(serializers.Serializer):
-        email = serializers.CharField(max_length=254)
-        password = serializers.CharField(max_length=1024, trim_whitespace=False)
+        email = StrictCharField(max_length=254)
+        password = StrictCharField(max_length=1024, trim_whitespace=False)
 
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        issued, user = services.auth_login(**data.validated_data)
-        return Response({"token": issued.token, "expiresAt": iso(issued.expires_at), "user": user_summary(user)})
+        issued, user = services.auth_login(**data.validated_data, ip=lockout.client_ip(request))
+        return Response(
+            {"token": issued.token, "expiresAt": iso(issued.expires_at), "user": user_summary(user)}
+        )
 
 
 class LogoutApi(APIView):
@@ -34,3 +77,210 @@ class LogoutApi(APIView):
     def post(self, request: Request) -> Response:
         services.auth_logout(claims=request.auth)
         return Response(status=204)
+
+
+class PasswordChangeApi(APIView):
+    required = {"POST": ""}
+
+    class InputSerializer(StrictSerializer):
+        currentPassword = StrictCharField(max_length=1024, trim_whitespace=False)
+        newPassword = StrictCharField(max_length=1024, trim_whitespace=False)
+
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.password_change(
+            user=request.user,
+            current_password=data.validated_data["currentPassword"],
+            new_password=data.validated_data["newPassword"],
+        )
+        return Response(status=204)
+
+
+class PasswordSetApi(APIView):
+    """The endpoint behind the welcome email's one-time link (public: the token is the credential)."""
+
+    authentication_classes: list = []
+    required = {"POST": None}
+
+    class InputSerializer(StrictSerializer):
+        token = StrictCharField(max_length=500)
+        uid = StrictCharField(max_length=100, required=False)
+        newPassword = StrictCharField(max_length=1024, trim_whitespace=False)
+
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.password_set(
+            token=data.validated_data["token"],
+            uid=data.validated_data.get("uid"),
+            new_password=data.validated_data["newPassword"],
+        )
+        return Response(status=204)
+
+
+LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+
+
+class PreferencesApi(APIView):
+    required = {"GET": "", "PUT": ""}
+
+    class InputSerializer(StrictSerializer):
+        theme = StrictCharField(max_length=100)
+        language = StrictCharField(max_length=35)
+        timezone = StrictCharField(max_length=64)
+        itemsPerPage = StrictIntegerField(min_value=1, max_value=100)
+        emailNotifications = StrictBooleanField()
+
+        def validate_theme(self, value: str) -> str:
+            tenant_id = self.context["tenant_id"]
+            if not Theme.objects.filter(tenant_id=tenant_id, name=value).exists():
+                raise serializers.ValidationError(f"No theme named {value!r}.")
+            return value
+
+        def validate_language(self, value: str) -> str:
+            if not LANGUAGE_TAG.match(value):
+                raise serializers.ValidationError("Must be a language tag such as 'en' or 'pt-BR'.")
+            return value
+
+        def validate_timezone(self, value: str) -> str:
+            # CONTRACT: an unknown zone is a 400.
+            if value not in zoneinfo.available_timezones():
+                raise serializers.ValidationError(f"Unknown time zone {value!r}.")
+            return value
+
+    def get(self, request: Request) -> Response:
+        return Response(selectors.preferences_of(request.user))
+
+    def put(self, request: Request) -> Response:
+        data = self.InputSerializer(
+            data=request.data, partial=True, context={"tenant_id": request.user.tenant_id}
+        )
+        data.is_valid(raise_exception=True)
+        return Response(services.preferences_update(user=request.user, changes=dict(data.validated_data)))
+
+
+# --- principals -----------------------------------------------------------------------------------
+
+
+class PrincipalListCreateApi(APIView):
+    required = {"GET": "admin:users", "POST": "admin:users"}
+
+    class InputSerializer(StrictSerializer):
+        email = serializers.EmailField(max_length=254)
+        displayName = StrictCharField(max_length=200)
+        roles = string_list(required=False, default=list)
+        kind = serializers.ChoiceField(choices=[User.KIND_HUMAN, User.KIND_AGENT], default=User.KIND_HUMAN)
+        password = StrictCharField(max_length=1024, trim_whitespace=False, required=False)
+
+    def get(self, request: Request) -> Response:
+        page = get_page(request.query_params, default_limit=25, max_limit=100)
+        users, total = selectors.principal_list(
+            tenant_id=request.user.tenant_id,
+            page=page,
+            search=request.query_params.get("search", "").strip(),
+            role=request.query_params.get("roleFilter", "").strip(),
+        )
+        next_url, _ = page_links(request, page, total)
+        return Response({"data": [principal_json(u) for u in users], "total": total, "next": next_url})
+
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        created = services.principal_create(
+            tenant=request.user.tenant,
+            actor=request.user,
+            email=values["email"],
+            display_name=values["displayName"],
+            role_names=values["roles"],
+            kind=values["kind"],
+            password=values.get("password"),
+        )
+        body = principal_json(created.user)
+        if created.api_key:
+            body["apiKey"] = created.api_key  # shown once; only its hash is stored
+        return Response(body, status=201)
+
+
+class PrincipalUpdateApi(APIView):
+    required = {"PUT": "admin:users"}
+
+    class InputSerializer(StrictSerializer):
+        displayName = StrictCharField(max_length=200, required=False)
+        roles = string_list(required=False)
+
+    def put(self, request: Request, principal_id) -> Response:
+        user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        updated = services.principal_update(
+            user=user,
+            actor=request.user,
+            display_name=data.validated_data.get("displayName"),
+            role_names=data.validated_data.get("roles"),
+        )
+        return Response(principal_json(updated))
+
+
+class PrincipalDisableApi(APIView):
+    required = {"POST": "admin:users"}
+
+    def post(self, request: Request, principal_id) -> Response:
+        user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
+        services.principal_disable(user=user, actor=request.user)
+        return Response(status=204)
+
+
+class PrincipalEnableApi(APIView):
+    required = {"POST": "admin:users"}
+
+    def post(self, request: Request, principal_id) -> Response:
+        user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
+        services.principal_enable(user=user, actor=request.user)
+        return Response(status=204)
+
+
+# --- roles ----------------------------------------------------------------------------------------
+
+ROLE_NAME = r"^[A-Za-z0-9_.-]+$"
+
+
+class RoleListCreateApi(APIView):
+    required = {"GET": "admin:roles", "POST": "admin:roles"}
+
+    class InputSerializer(StrictSerializer):
+        name = serializers.RegexField(ROLE_NAME, max_length=100)
+        displayName = StrictCharField(max_length=200)
+        permissions = string_list()
+
+    def get(self, request: Request) -> Response:
+        return Response([role_json(r) for r in selectors.role_list(tenant_id=request.user.tenant_id)])
+
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        role = services.role_create(
+            tenant=request.user.tenant,
+            actor=request.user,
+            name=data.validated_data["name"],
+            display_name=data.validated_data["displayName"],
+            permissions=data.validated_data["permissions"],
+        )
+        return Response(role_json(role), status=201)
+
+
+class RolePermissionsApi(APIView):
+    required = {"PUT": "admin:roles"}
+
+    class InputSerializer(StrictSerializer):
+        permissions = string_list()
+
+    def put(self, request: Request, role_id) -> Response:
+        role = selectors.role_get(tenant_id=request.user.tenant_id, role_id=role_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        role = services.role_set_permissions(
+            role=role, actor=request.user, permissions=data.validated_data["permissions"]
+        )
+        return Response(role_json(role))

@@ -28,6 +28,9 @@ def authenticate_token(raw: str) -> tuple[User, dict[str, Any] | None]:
     user = _active_user(id=claims["sub"])
     if str(user.tenant_id) != claims.get("tenant"):
         raise errors.NotAuthenticated("Token does not belong to this principal's tenant.")
+    # decision: a password change or set revokes every token issued before it.
+    if claims.get("gen", 0) != user.token_generation:
+        raise errors.NotAuthenticated("Token was issued before the password changed; log in again.")
     return user, claims
 
 

@@ -5,4 +5,6 @@ class EmailBackend(ModelBackend):
     """Logs in by email, case-insensitively (emails are stored lower-case)."""
 
     def authenticate(self, request, username=None, password=None, email=None, **kwargs):  # type: ignore[override]
-        return super().authenticate(request, username=(email or username or "").strip().lower(), password=password)
+        return super().authenticate(
+            request, username=(email or username or "").strip().lower(), password=password
+        )

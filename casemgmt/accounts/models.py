@@ -85,6 +85,10 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Carried in every JWT as `gen`; bumping it (password change or set) invalidates older tokens.
+    token_generation = models.PositiveIntegerField(default=0)
+    # Claimed by the welcome-email task so a redelivered task never sends twice.
+    welcome_sent_at = models.DateTimeField(null=True, blank=True)
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"

@@ -22,4 +22,5 @@ def jwt_config() -> tokens.JWTConfig:
 
 
 def issue_for(user: Any) -> tokens.IssuedToken:
-    return tokens.issue(jwt_config(), subject=str(user.id), claims={"tenant": str(user.tenant_id)})
+    claims = {"tenant": str(user.tenant_id), "gen": user.token_generation}
+    return tokens.issue(jwt_config(), subject=str(user.id), claims=claims)

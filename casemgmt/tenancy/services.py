@@ -1,18 +1,23 @@
-"""Tenant creation and seeding."""
+"""Tenant creation and seeding, and writes to a tenant's branding, terminology and themes."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from casemgmt.audit.services import record
 from casemgmt.tenancy.defaults import DEFAULT_COLORS, DEFAULT_THEMES
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
 from shared.api import errors
 
 
 @transaction.atomic
-def tenant_create(*, name: str, admin_email: str, admin_password: str, admin_display_name: str = "") -> Tenant:
+def tenant_create(
+    *, name: str, admin_email: str, admin_password: str, admin_display_name: str = ""
+) -> Tenant:
     from casemgmt.accounts.models import DEFAULT_ROLES, Role, User
     from casemgmt.accounts.services import user_create
 
@@ -26,7 +31,9 @@ def tenant_create(*, name: str, admin_email: str, admin_password: str, admin_dis
     try:
         validate_password(admin_password)
     except ValidationError as exc:
-        raise errors.ValidationFailed.from_errors([{"field": "adminPassword", "error": m} for m in exc.messages]) from None
+        raise errors.ValidationFailed.from_errors(
+            [{"field": "adminPassword", "error": m} for m in exc.messages]
+        ) from None
 
     tenant = Tenant.objects.create(name=name)
     roles = {
@@ -43,5 +50,140 @@ def tenant_create(*, name: str, admin_email: str, admin_password: str, admin_dis
         display_name=admin_display_name or "Administrator",
         roles=[roles["admin"]],
         password=admin_password,
+        # The first Admin is a tenant administrator in Django admin too (scoped to this tenant).
+        is_staff=True,
     )
     return tenant
+
+
+# --- tenant settings ------------------------------------------------------------------------------
+
+
+def _actor(user: Any) -> str:
+    return str(user.id)
+
+
+@transaction.atomic
+def branding_update(*, tenant: Tenant, actor: Any, changes: dict[str, Any]) -> Branding:
+    """`changes` is in the stored form: company_name, logo_url, colors (partial)."""
+    branding = Branding.objects.select_for_update().get(tenant=tenant)
+    before = branding_api_form(branding)
+    for name in ("company_name", "logo_url"):
+        if name in changes:
+            setattr(branding, name, changes[name])
+    branding.colors = {**branding.colors, **changes.get("colors", {})}
+    branding.save()
+    after = branding_api_form(branding)
+    diff = {key: {"from": before[key], "to": after[key]} for key in after if before[key] != after[key]}
+    if diff:
+        record(
+            tenant_id=tenant.id,
+            actor=_actor(actor),
+            action="tenant:branding_changed",
+            resource=f"tenants/{tenant.id}/branding",
+            changes=diff,
+        )
+    return branding
+
+
+def branding_api_form(branding: Branding) -> dict[str, Any]:
+    """decision: organizationName = company_name, logoUrl = logo_url, primary/secondaryColor =
+    colors.primary/secondary; favicon_url, colors.accent and powered_by are admin-only."""
+    return {
+        "organizationName": branding.company_name,
+        "logoUrl": branding.logo_url or None,
+        "primaryColor": branding.colors.get("primary"),
+        "secondaryColor": branding.colors.get("secondary"),
+    }
+
+
+@transaction.atomic
+def terminology_replace(*, tenant: Tenant, actor: Any, labels: dict[str, str]) -> Terminology:
+    terminology = Terminology.objects.select_for_update().get(tenant=tenant)
+    before = dict(terminology.labels)
+    terminology.labels = {key: labels[key] for key in DEFAULT_TERMINOLOGY}
+    terminology.save()
+    diff = {k: {"from": before.get(k), "to": v} for k, v in terminology.labels.items() if before.get(k) != v}
+    if diff:
+        record(
+            tenant_id=tenant.id,
+            actor=_actor(actor),
+            action="tenant:terminology_changed",
+            resource=f"tenants/{tenant.id}/terminology",
+            changes=diff,
+        )
+    return terminology
+
+
+def _theme_audit(theme: Theme, actor: Any, operation: str, **changes: Any) -> None:
+    record(
+        tenant_id=theme.tenant_id,
+        actor=_actor(actor),
+        action="tenant:theme_changed",
+        resource=f"themes/{theme.id}",
+        changes={"operation": operation, "name": theme.name, **changes},
+    )
+
+
+def _lock_themes(tenant: Tenant) -> None:
+    # Serializes default switching per tenant (the partial unique index allows one default).
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+
+
+def _ensure_unique_name(tenant: Tenant, name: str, exclude: Any = None) -> None:
+    if Theme.objects.filter(tenant=tenant, name=name).exclude(pk=exclude).exists():
+        raise errors.AlreadyExists(f"A theme named {name!r} already exists.", field="name")
+
+
+@transaction.atomic
+def theme_create(
+    *, tenant: Tenant, actor: Any, name: str, css_variables: dict[str, str], is_default: bool = False
+) -> Theme:
+    _lock_themes(tenant)
+    _ensure_unique_name(tenant, name)
+    if is_default:
+        # CONTRACT: setting one theme as default unsets the others.
+        Theme.objects.filter(tenant=tenant, is_default=True).update(is_default=False)
+    theme = Theme.objects.create(tenant=tenant, name=name, css_variables=css_variables, is_default=is_default)
+    _theme_audit(theme, actor, "created", isDefault=is_default, cssVariables=css_variables)
+    return theme
+
+
+@transaction.atomic
+def theme_update(
+    *, theme: Theme, actor: Any, name: str, css_variables: dict[str, str], is_default: bool | None = None
+) -> Theme:
+    _lock_themes(theme.tenant)
+    theme = Theme.objects.get(pk=theme.pk)
+    _ensure_unique_name(theme.tenant, name, exclude=theme.pk)
+    if is_default is False and theme.is_default:
+        # Every tenant keeps exactly one default theme: another one must be made default instead.
+        raise errors.InvalidState(
+            "This is the default theme; make another theme the default instead.", field="isDefault"
+        )
+    if is_default and not theme.is_default:
+        Theme.objects.filter(tenant=theme.tenant, is_default=True).update(is_default=False)
+        theme.is_default = True
+    previous_name = theme.name
+    theme.name, theme.css_variables = name, css_variables
+    theme.save()
+    _theme_audit(
+        theme,
+        actor,
+        "updated",
+        previousName=previous_name,
+        isDefault=theme.is_default,
+        cssVariables=css_variables,
+    )
+    return theme
+
+
+@transaction.atomic
+def theme_delete(*, theme: Theme, actor: Any) -> None:
+    _lock_themes(theme.tenant)
+    theme = Theme.objects.get(pk=theme.pk)
+    if theme.is_default:
+        # CONTRACT: deleting the default theme is 409 invalid_state.
+        raise errors.InvalidState("The default theme cannot be deleted.")
+    _theme_audit(theme, actor, "deleted")
+    theme.delete()

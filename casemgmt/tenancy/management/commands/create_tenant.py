@@ -23,4 +23,6 @@ class Command(BaseCommand):
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from None
-        self.stdout.write(self.style.SUCCESS(f"Created tenant {tenant.name} ({tenant.id}); admin {options['admin_email']}"))
+        self.stdout.write(
+            self.style.SUCCESS(f"Created tenant {tenant.name} ({tenant.id}); admin {options['admin_email']}")
+        )

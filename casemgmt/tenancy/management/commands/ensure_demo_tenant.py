@@ -20,7 +20,9 @@ class Command(BaseCommand):
         credentials_file = settings.VAR_DIR / "demo-credentials.json"
         if not Tenant.objects.exists():
             password = secrets.token_urlsafe(12)
-            tenant_create(name="Demo", admin_email=EMAIL, admin_password=password, admin_display_name="Demo Admin")
+            tenant_create(
+                name="Demo", admin_email=EMAIL, admin_password=password, admin_display_name="Demo Admin"
+            )
             credentials_file.write_text(json.dumps({"email": EMAIL, "password": password}))
             credentials_file.chmod(0o600)
         if credentials_file.exists():

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import smtplib
+
+from celery import shared_task
+from django.utils import timezone
+
+from casemgmt.accounts.models import User
+from casemgmt.accounts.services import welcome_email_build
+
+
+@shared_task(
+    name="casemgmt.accounts.send_welcome_email",
+    ignore_result=True,
+    autoretry_for=(smtplib.SMTPException, OSError),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def send_welcome_email(user_id: str) -> None:
+    # Idempotent: the conditional UPDATE claims the send, so a redelivered task sends nothing.
+    claimed = User.objects.filter(pk=user_id, is_active=True, welcome_sent_at__isnull=True).update(
+        welcome_sent_at=timezone.now()
+    )
+    if not claimed:
+        return
+    user = User.objects.select_related("tenant__branding").get(pk=user_id)
+    try:
+        welcome_email_build(user).send()
+    except Exception:
+        # Give the claim back so the retry can send.
+        User.objects.filter(pk=user_id).update(welcome_sent_at=None)
+        raise

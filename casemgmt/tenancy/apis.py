@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casemgmt.audit.models import AuditEvent
+from casemgmt.tenancy import selectors, services
+from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Theme
+from casemgmt.tenancy.serializers import StrictBooleanField, StrictCharField, StrictSerializer
+from shared.api.pagination import parse_int
+from shared.api.time import iso
+
+HEX_COLOUR = r"^#[0-9A-Fa-f]{6}$"
+CSS_VARIABLE = re.compile(r"^--[A-Za-z0-9_-]{1,100}$")
+# Values end up inside a style sheet: refuse what could close the declaration or the element.
+CSS_FORBIDDEN = re.compile(r"[;{}<>\\]")
+
+
+def theme_json(theme: Theme) -> dict[str, Any]:
+    return {
+        "id": str(theme.id),
+        "name": theme.name,
+        "isDefault": theme.is_default,
+        "cssVariables": theme.css_variables,
+    }
+
+
+class BrandingApi(APIView):
+    required = {"GET": "", "PUT": "admin:tenant"}
+
+    class InputSerializer(StrictSerializer):
+        organizationName = StrictCharField(max_length=200)
+        # CONTRACT: logoUrl must be an http(s) URL; null or "" removes the logo.
+        logoUrl = serializers.URLField(max_length=500, allow_blank=True, allow_null=True)
+        primaryColor = serializers.RegexField(
+            HEX_COLOUR, error_messages={"invalid": "Must be a #RRGGBB colour."}
+        )
+        secondaryColor = serializers.RegexField(
+            HEX_COLOUR, error_messages={"invalid": "Must be a #RRGGBB colour."}
+        )
+
+        def validate_logoUrl(self, value: str | None) -> str:
+            if value and not value.lower().startswith(("http://", "https://")):
+                raise serializers.ValidationError("Must be an http or https URL.")
+            return value or ""
+
+    def get(self, request: Request) -> Response:
+        return Response(services.branding_api_form(selectors.branding_of(tenant_id=request.user.tenant_id)))
+
+    def put(self, request: Request) -> Response:
+        # decision: PUT accepts any subset of the four fields; the others keep their value.
+        data = self.InputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        changes: dict[str, Any] = {"colors": {}}
+        if "organizationName" in values:
+            changes["company_name"] = values["organizationName"]
+        if "logoUrl" in values:
+            changes["logo_url"] = values["logoUrl"]
+        for api_name, stored in (("primaryColor", "primary"), ("secondaryColor", "secondary")):
+            if api_name in values:
+                changes["colors"][stored] = values[api_name].lower()
+        branding = services.branding_update(tenant=request.user.tenant, actor=request.user, changes=changes)
+        return Response(services.branding_api_form(branding))
+
+
+class TerminologyApi(APIView):
+    required = {"GET": "", "PUT": "admin:tenant"}
+
+    # CONTRACT: PUT replaces all seven keys, each a string of 1..50 characters.
+    InputSerializer = type(
+        "InputSerializer",
+        (StrictSerializer,),
+        {key: StrictCharField(min_length=1, max_length=50) for key in DEFAULT_TERMINOLOGY},
+    )
+
+    def get(self, request: Request) -> Response:
+        return Response(selectors.terminology_of(tenant_id=request.user.tenant_id))
+
+    def put(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.terminology_replace(
+            tenant=request.user.tenant, actor=request.user, labels=dict(data.validated_data)
+        )
+        return Response(selectors.terminology_of(tenant_id=request.user.tenant_id))
+
+
+class ThemeInputSerializer(StrictSerializer):
+    name = StrictCharField(min_length=1, max_length=100)
+    cssVariables = serializers.DictField(child=StrictCharField(max_length=200, allow_blank=True))
+    isDefault = StrictBooleanField(required=False)
+
+    def validate_cssVariables(self, value: dict[str, str]) -> dict[str, str]:
+        problems = [
+            f"{k!r} is not a CSS custom property name (--name)." for k in value if not CSS_VARIABLE.match(k)
+        ]
+        problems += [
+            f"The value of {k!r} contains ; {{ }} < > or \\."
+            for k, v in value.items()
+            if CSS_FORBIDDEN.search(v)
+        ]
+        if len(value) > 200:
+            problems.append("At most 200 variables.")
+        if problems:
+            raise serializers.ValidationError(problems)
+        return value
+
+
+class ThemeListCreateApi(APIView):
+    required = {"GET": "", "POST": "admin:tenant"}
+    InputSerializer = ThemeInputSerializer
+
+    def get(self, request: Request) -> Response:
+        return Response([theme_json(t) for t in selectors.theme_list(tenant_id=request.user.tenant_id)])
+
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        theme = services.theme_create(
+            tenant=request.user.tenant,
+            actor=request.user,
+            name=data.validated_data["name"],
+            css_variables=data.validated_data["cssVariables"],
+            is_default=data.validated_data.get("isDefault", False),
+        )
+        return Response(theme_json(theme), status=201)
+
+
+class ThemeDetailApi(APIView):
+    required = {"PUT": "admin:tenant", "DELETE": "admin:tenant"}
+    InputSerializer = ThemeInputSerializer
+
+    def put(self, request: Request, theme_id) -> Response:
+        theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        theme = services.theme_update(
+            theme=theme,
+            actor=request.user,
+            name=data.validated_data["name"],
+            css_variables=data.validated_data["cssVariables"],
+            is_default=data.validated_data.get("isDefault"),
+        )
+        return Response(theme_json(theme))
+
+    def delete(self, request: Request, theme_id) -> Response:
+        theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
+        services.theme_delete(theme=theme, actor=request.user)
+        return Response(status=204)
+
+
+def activity_json(event: AuditEvent) -> dict[str, Any]:
+    # decision: `details` carries the event's resource and its recorded changes.
+    return {
+        "id": str(event.id),
+        "timestamp": iso(event.timestamp),
+        "actor": event.actor,
+        "action": event.action,
+        "details": {"resource": event.resource, "changes": event.changes},
+    }
+
+
+class ActivityApi(APIView):
+    required = {"GET": ""}
+
+    def get(self, request: Request) -> Response:
+        limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
+        events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
+        return Response([activity_json(e) for e in events])
+
+
+class ManifestApi(APIView):
+    authentication_classes: list = []
+    required = {"GET": None}
+
+    def get(self, request: Request) -> Response:
+        tenant = selectors.manifest_tenant(tenant_id=request.query_params.get("tenant"))
+        response = Response(selectors.manifest_for(tenant))
+        response["Cache-Control"] = "public, max-age=300"
+        return response

@@ -1,0 +1,78 @@
+"""Reads of a tenant's settings and recent activity."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from casemgmt.audit.models import AuditEvent
+from casemgmt.tenancy.defaults import DEFAULT_COLORS
+from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
+from shared.api import errors
+
+
+def branding_of(*, tenant_id: UUID) -> Branding:
+    return Branding.objects.get(tenant_id=tenant_id)
+
+
+def terminology_of(*, tenant_id: UUID) -> dict[str, str]:
+    labels = Terminology.objects.filter(tenant_id=tenant_id).values_list("labels", flat=True).first() or {}
+    return {key: labels.get(key, default) for key, default in DEFAULT_TERMINOLOGY.items()}
+
+
+def theme_list(*, tenant_id: UUID) -> list[Theme]:
+    return list(Theme.objects.filter(tenant_id=tenant_id).order_by("created_at", "name"))
+
+
+def theme_get(*, tenant_id: UUID, theme_id: UUID) -> Theme:
+    theme = Theme.objects.select_related("tenant").filter(tenant_id=tenant_id, pk=theme_id).first()
+    if theme is None:
+        raise errors.NotFound("Theme not found.")
+    return theme
+
+
+def activity(*, tenant_id: UUID, limit: int) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(tenant_id=tenant_id).order_by("-sequence")[:limit])
+
+
+def manifest_tenant(*, tenant_id: str | None) -> Tenant | None:
+    """Whose branding the public manifest shows: `?tenant=<id>`, else the only tenant when there is
+    exactly one (single-tenant installs), else none (a generic manifest). Browsers fetch manifests
+    without credentials, so the caller's token is not consulted."""
+    if tenant_id:
+        try:
+            UUID(tenant_id)
+        except ValueError:
+            raise errors.NotFound("Tenant not found.") from None
+        tenant = Tenant.objects.filter(pk=tenant_id).first()
+        if tenant is None:
+            raise errors.NotFound("Tenant not found.")
+        return tenant
+    first_two = list(Tenant.objects.order_by("created_at")[:2])
+    return first_two[0] if len(first_two) == 1 else None
+
+
+ICON_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+
+
+def manifest_for(tenant: Tenant | None) -> dict:
+    """spec: the web-app manifest is built from the branding (name, colours, logo as icon)."""
+    branding = Branding.objects.filter(tenant=tenant).first() if tenant else None
+    name = branding.company_name if branding else "Case Management"
+    background = "#ffffff"
+    if tenant:
+        default_theme = Theme.objects.filter(tenant=tenant, is_default=True).first()
+        background = (default_theme.css_variables if default_theme else {}).get("--color-bg", background)
+    icons = []
+    if branding and branding.logo_url:
+        path = branding.logo_url.split("?", 1)[0].lower()
+        kind = next((t for ext, t in ICON_TYPES.items() if path.endswith(ext)), None)
+        icons.append({"src": branding.logo_url, "sizes": "any", **({"type": kind} if kind else {})})
+    return {
+        "name": name,
+        "short_name": name[:12],
+        "start_url": "/",
+        "display": "standalone",
+        "theme_color": (branding.colors.get("primary") if branding else None) or DEFAULT_COLORS["primary"],
+        "background_color": background,
+        "icons": icons,
+    }
