@@ -1,20 +1,146 @@
-"""Workflow engine entry points that the cases app calls inside its own transactions.
+"""Workflow engine: creates a case's steps, activates them as their dependencies finish, halts.
 
-The step registry, activation, conditions and task handling live in this app (issue #5).
+Every function here runs inside the caller's transaction with the case row locked (or, in
+`workflow_start`, not yet visible to anyone else), so two completions of a diamond's branches
+cannot both miss each other: activation happens in the same transaction as its cause.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+from casemgmt.audit.services import record
+from casemgmt.realtime.events import broadcast_on_commit
+from casemgmt.templating import TemplateError, condition_holds
+from casemgmt.workflows import steps as step_types
+from casemgmt.workflows.definitions import steps_of
+from casemgmt.workflows.models import CaseStep
+from shared.api.time import iso, now_ms
+
+logger = logging.getLogger(__name__)
+DONE = (CaseStep.COMPLETED, CaseStep.SKIPPED)
+
+
+def actor_id(actor: Any) -> str:
+    return str(getattr(actor, "id", None) or actor or "system")
 
 
 def workflow_start(*, case: Any, actor: Any) -> None:
     """Creates the case's steps from its bound workflow version and activates the first ones."""
     if case.workflow_version_id is None:
         return
-    raise NotImplementedError("workflow engine: implemented by the workflows work (issue #5)")
+    step_types.load()
+    rows = [
+        CaseStep(
+            tenant_id=case.tenant_id,
+            case=case,
+            step_id=step["id"],
+            name=step.get("name") or step["id"],
+            type=step["type"],
+            position=position,
+            is_task=step["type"] == "task",
+            role=step.get("role") or "",
+        )
+        for position, step in enumerate(steps_of(case.workflow_version.definition))
+    ]
+    CaseStep.objects.bulk_create(rows)
+    workflow_advance(case=case, actor=actor)
 
 
 def workflow_halt(*, case: Any, actor: Any) -> None:
-    """Closing or cancelling a case halts its workflow: no further activation, open tasks closed."""
-    return None
+    """Closing or cancelling a case halts its workflow: no further activation, open tasks closed.
+    Decision: pending and active steps become `skipped` with the reason in `error`."""
+    CaseStep.objects.filter(case=case, status__in=(CaseStep.PENDING, CaseStep.ACTIVE)).update(
+        status=CaseStep.SKIPPED, error=f"halted: case {case.status}"
+    )
+
+
+def template_context(case: Any) -> dict[str, Any]:
+    from casemgmt.workflows.selectors import step_results
+
+    return {
+        "case_data": case.data,
+        "step_results": step_results(case),
+        "case_number": case.case_number,
+        "now": iso(now_ms()),
+    }
+
+
+def workflow_advance(*, case: Any, actor: Any) -> None:
+    """Activates every pending step whose dependencies are all completed or skipped; a false
+    condition skips the step instead, and its dependents are evaluated in turn."""
+    if case.workflow_version_id is None or case.status != "active":
+        return
+    step_types.load()
+    definitions = {step["id"]: step for step in steps_of(case.workflow_version.definition)}
+    rows = list(CaseStep.objects.filter(case=case).order_by("position"))
+    by_id = {row.step_id: row for row in rows}
+    progressed = True
+    while progressed:
+        progressed = False
+        for row in rows:
+            step = definitions.get(row.step_id)
+            if row.status != CaseStep.PENDING or step is None:
+                continue
+            if all(by_id[dep].status in DONE for dep in step["dependsOn"] if dep in by_id):
+                _enter(row=row, step=step, case=case, actor=actor_id(actor))
+                progressed = True
+    _maybe_auto_close(case=case, rows=rows, actor=actor_id(actor))
+
+
+def _enter(*, row: CaseStep, step: dict[str, Any], case: Any, actor: str) -> None:
+    now = now_ms()
+    condition = step.get("condition")
+    if condition:
+        try:
+            holds = condition_holds(condition, template_context(case))
+        except TemplateError as exc:
+            row.status, row.error, row.completed_at = CaseStep.FAILED, f"condition failed: {exc}", now
+            row.save(update_fields=["status", "error", "completed_at"])
+            return
+        if not holds:
+            row.status, row.completed_at = CaseStep.SKIPPED, now
+            row.save(update_fields=["status", "completed_at"])
+            return
+    row.status, row.activated_at = CaseStep.ACTIVE, now
+    row.save(update_fields=["status", "activated_at"])
+    step_types.REGISTRY[row.type].activate(row=row, step=step, case=case, actor=actor)
+    broadcast_on_commit(
+        tenant_id=case.tenant_id,
+        type="step:activated",
+        data={"caseId": str(case.id), "stepId": row.step_id},
+        permission="cases:read",
+    )
+
+
+def _maybe_auto_close(*, case: Any, rows: list[CaseStep], actor: str) -> None:
+    """CONTRACT: a case whose last step completes stays active unless the workflow sets autoClose."""
+    if not case.workflow_version.auto_close or not rows or any(row.status not in DONE for row in rows):
+        return
+    from casemgmt.cases.models import Case
+
+    closed_at = now_ms()
+    if not Case.objects.filter(pk=case.pk, status=Case.ACTIVE).update(status=Case.CLOSED, closed_at=closed_at):
+        return
+    case.status, case.closed_at = Case.CLOSED, closed_at
+    record(
+        tenant_id=case.tenant_id,
+        actor=actor,
+        action="case:closed",
+        resource=f"cases/{case.id}",
+        changes={"status": {"before": Case.ACTIVE, "after": Case.CLOSED}, "reason": "workflow completed (autoClose)"},
+    )
+    broadcast_on_commit(
+        tenant_id=case.tenant_id,
+        type="case:updated",
+        data={"caseId": str(case.id), "version": case.version, "changedBy": actor, "status": Case.CLOSED},
+        permission="cases:read",
+    )
+
+
+def step_definition(case: Any, step_id: str) -> dict[str, Any]:
+    for step in steps_of(case.workflow_version.definition):
+        if step["id"] == step_id:
+            return step
+    return {}

@@ -42,7 +42,8 @@ class Workflow(models.Model):
                 fields=["tenant", "case_type_key"],
                 condition=models.Q(is_default=True),
                 name="workflow_one_default_per_case_type",
-            )
+            ),
+            models.UniqueConstraint(fields=["tenant", "case_type_key", "version"], name="workflow_unique_version"),
         ]
 
     def __str__(self) -> str:
@@ -67,7 +68,9 @@ class CaseStep(models.Model):
     error = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0)
 
-    # Human-task fields (type "task").
+    # Human-task fields (type "task", or an agent step escalated to a human).
+    is_task = models.BooleanField(default=False)
+    role = models.CharField(max_length=100, blank=True)
     assigned_to = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="assigned_steps"
     )
@@ -92,6 +95,7 @@ class CaseStep(models.Model):
         indexes = [
             models.Index(fields=["tenant", "type", "status", "due_at"], name="step_inbox_idx"),
             models.Index(fields=["status", "due_at", "escalated"], name="step_sla_idx"),
+            models.Index(fields=["tenant", "is_task", "status", "assigned_to"], name="step_task_idx"),
         ]
 
     def __str__(self) -> str:

@@ -1,0 +1,68 @@
+"""Prompt templates: POST creates version 1, PUT appends the next version; nothing is overwritten."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from casemgmt.audit.services import record
+from casemgmt.prompts.models import PromptTemplate
+from casemgmt.prompts.selectors import prompt_template_get_or_none
+from casemgmt.templating import TemplateError, check_template
+from shared.api.errors import AlreadyExists, Conflict, NotFound, ValidationFailed
+
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,99}$")
+
+
+def _check(name: str, template: str) -> None:
+    errors = []
+    if not NAME_RE.match(name):
+        errors.append({"field": "name", "error": "must be a letter followed by up to 99 of A-Z a-z 0-9 _ . -"})
+    try:
+        check_template(template)
+    except TemplateError as exc:
+        errors.append({"field": "template", "error": f"does not parse: {exc}"})
+    if errors:
+        raise ValidationFailed.from_errors(errors)
+
+
+def _save(user: Any, name: str, version: int, fields: dict[str, Any]) -> PromptTemplate:
+    template = PromptTemplate.objects.create(
+        tenant_id=user.tenant_id, name=name, version=version, created_by=user, **fields
+    )
+    # Decision: prompt templates are audited as prompt_template:created / prompt_template:versioned.
+    record(
+        tenant_id=user.tenant_id,
+        actor=str(user.id),
+        action="prompt_template:created" if version == 1 else "prompt_template:versioned",
+        resource=f"prompt-templates/{name}",
+        changes={"version": version},
+    )
+    return template
+
+
+def prompt_template_create(*, user: Any, name: str, **fields: Any) -> PromptTemplate:
+    _check(name, fields["template"])
+    if prompt_template_get_or_none(tenant_id=user.tenant_id, name=name):
+        raise AlreadyExists(f"Prompt template {name!r} already exists; PUT creates a new version.", field="name")
+    try:
+        with transaction.atomic():
+            return _save(user, name, 1, fields)
+    except IntegrityError:
+        raise AlreadyExists(f"Prompt template {name!r} already exists.", field="name") from None
+
+
+def prompt_template_new_version(*, user: Any, name: str, **fields: Any) -> PromptTemplate:
+    _check(name, fields["template"])
+    for _ in range(5):  # a concurrent PUT may take the next number first; then take the one after
+        latest = prompt_template_get_or_none(tenant_id=user.tenant_id, name=name)
+        if latest is None:
+            raise NotFound("Prompt template not found.")
+        try:
+            with transaction.atomic():
+                return _save(user, name, latest.version + 1, fields)
+        except IntegrityError:
+            continue
+    raise Conflict("Could not allocate a version; retry.", code="version_conflict")

@@ -1,0 +1,116 @@
+"""Workflow definition endpoints (CONTRACT "Workflows"). Permissions: workflows:read for reads,
+workflows:write for create/edit, workflows:publish for publish/withdraw (`workflows:*` grants all)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casemgmt.workflows.models import Workflow
+from casemgmt.workflows.selectors import workflow_get, workflow_list
+from casemgmt.workflows.services.workflows import (
+    workflow_create,
+    workflow_publish,
+    workflow_update,
+    workflow_withdraw,
+)
+from shared.api.pagination import get_page, page_links
+from shared.api.time import iso
+
+
+class DefinitionInput(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    steps = serializers.ListField(child=serializers.DictField(), allow_empty=True, max_length=200)
+    autoClose = serializers.BooleanField(required=False, default=False)
+    slaHours = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    outcomes = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, allow_null=True, default=None
+    )
+
+    def service_args(self) -> dict[str, Any]:
+        data = self.validated_data
+        return {
+            "name": data["name"],
+            "steps": data["steps"],
+            "auto_close": data["autoClose"],
+            "sla_hours": data["slaHours"],
+            "outcomes": data["outcomes"],
+        }
+
+
+def workflow_out(workflow: Workflow) -> dict[str, Any]:
+    definition = workflow.definition or {}
+    return {
+        "id": str(workflow.id),
+        "caseTypeKey": workflow.case_type_key,
+        "name": workflow.name,
+        "version": workflow.version,
+        "status": workflow.status,
+        "isDefault": workflow.is_default,
+        "autoClose": workflow.auto_close,
+        "slaHours": workflow.sla_hours,
+        "outcomes": definition.get("outcomes"),
+        "steps": definition.get("steps") or [],
+        "createdAt": iso(workflow.created_at),
+        "updatedAt": iso(workflow.updated_at),
+        "publishedAt": iso(workflow.published_at),
+    }
+
+
+class WorkflowListCreateApi(APIView):
+    required = {"GET": "workflows:read", "POST": "workflows:write"}
+
+    class InputSerializer(DefinitionInput):
+        caseTypeKey = serializers.CharField(max_length=100)
+
+    def get(self, request):
+        page = get_page(request.query_params, default_limit=25, max_limit=100)
+        workflows = workflow_list(tenant_id=request.user.tenant_id, params=request.query_params)
+        total = workflows.count()
+        rows = workflows[page.offset : page.offset + page.limit]
+        next_url, _ = page_links(request, page, total)
+        return Response({"data": [workflow_out(w) for w in rows], "total": total, "next": next_url})
+
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        workflow = workflow_create(
+            user=request.user, case_type_key=serializer.validated_data["caseTypeKey"], **serializer.service_args()
+        )
+        return Response(workflow_out(workflow), status=201)
+
+
+class WorkflowDetailApi(APIView):
+    required = {"GET": "workflows:read", "PUT": "workflows:write"}
+
+    class InputSerializer(DefinitionInput):
+        pass
+
+    def get(self, request, workflow_id):
+        return Response(workflow_out(workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)))
+
+    def put(self, request, workflow_id):
+        workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        workflow = workflow_update(user=request.user, workflow=workflow, **serializer.service_args())
+        return Response(workflow_out(workflow))
+
+
+class WorkflowPublishApi(APIView):
+    required = {"POST": "workflows:publish"}
+
+    def post(self, request, workflow_id):
+        workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
+        return Response(workflow_out(workflow_publish(user=request.user, workflow=workflow)))
+
+
+class WorkflowWithdrawApi(APIView):
+    required = {"POST": "workflows:publish"}
+
+    def post(self, request, workflow_id):
+        workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
+        return Response(workflow_out(workflow_withdraw(user=request.user, workflow=workflow)))

@@ -1,0 +1,236 @@
+"""Human tasks: an active `task` step (or an agent step escalated to a human).
+
+Every write locks the case row first (the same lock the cases app and the engine take), then the
+step: claims, completions and activations of one case are serialized, so of two concurrent
+claimers exactly one wins and a diamond's join sees both branches.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from jsonschema import Draft7Validator
+
+from casemgmt.accounts.models import User
+from casemgmt.audit.services import record
+from casemgmt.cases.models import Case
+from casemgmt.realtime.events import broadcast_on_commit
+from casemgmt.workflows.engine import step_definition, workflow_advance
+from casemgmt.workflows.models import CaseStep
+from shared.api.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from shared.api.time import now_ms
+
+SLA_REASON = "SLA breached: task overdue"
+
+
+def _audit(row: CaseStep, actor: str, action: str, changes: dict[str, Any]) -> None:
+    record(
+        tenant_id=row.tenant_id,
+        actor=actor,
+        action=action,
+        resource=f"cases/{row.case_id}/tasks/{row.step_id}",
+        changes=changes,
+    )
+
+
+def _announce_assignment(row: CaseStep) -> None:
+    """CONTRACT: `task:assigned` whenever the assignee changes to a user; sent to that user only."""
+    if row.assigned_to_id is None:
+        return
+    broadcast_on_commit(
+        tenant_id=row.tenant_id,
+        type="task:assigned",
+        data={"caseId": str(row.case_id), "stepId": row.step_id, "assignedTo": str(row.assigned_to_id)},
+        only_user=str(row.assigned_to_id),
+    )
+
+
+def tenant_user(*, tenant_id: Any, user_id: Any, field: str) -> User:
+    """An active user of the tenant, else 400 (CONTRACT: reassign target)."""
+    user = User.objects.filter(tenant_id=tenant_id, id=user_id, is_active=True).first() if user_id else None
+    if user is None:
+        raise ValidationFailed(f"{field} must be an active user of this tenant", field=field)
+    return user
+
+
+def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: str) -> None:
+    """Called by the engine when a task step activates: SLA and optional initial assignee."""
+    row.is_task, row.due_at = True, due_at
+    assignee = User.objects.filter(tenant_id=row.tenant_id, id=assign_to, is_active=True).first() if assign_to else None
+    if assignee is not None:
+        row.assigned_to = assignee
+    row.save(update_fields=["is_task", "due_at", "assigned_to"])
+    if assignee is not None:
+        _audit(row, actor, "task:assigned", {"assignedTo": str(assignee.id)})
+        _announce_assignment(row)
+
+
+def locked_task(*, user: Any, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
+    case = Case.objects.select_for_update(of=("self",)).filter(id=case_id, tenant_id=user.tenant_id).first()
+    row = CaseStep.objects.select_for_update().filter(case=case, step_id=step_id, is_task=True).first() if case else None
+    if case is None or row is None:
+        raise NotFound("Task not found.")
+    return case, row
+
+
+def _require_open(row: CaseStep) -> None:
+    if row.status == CaseStep.COMPLETED:
+        raise Conflict("Task is already completed.", code="already_completed")
+    if row.status != CaseStep.ACTIVE:
+        raise Conflict(f"Task is not open (step is {row.status}).", code="invalid_state")
+
+
+def _require_not_held_by_other(row: CaseStep, user: Any) -> None:
+    if row.assigned_to_id is not None and row.assigned_to_id != user.id:
+        raise Conflict("Task is claimed by another user.", code="already_claimed")
+
+
+@transaction.atomic
+def task_claim(*, user: Any, case_id: Any, step_id: str) -> CaseStep:
+    case, row = locked_task(user=user, case_id=case_id, step_id=step_id)
+    _require_open(row)
+    _require_not_held_by_other(row, user)  # spec: 409 when claimed by another user
+    if row.role and row.role not in user.role_names:
+        raise PermissionDenied(f"Only holders of role {row.role!r} may claim this task.")
+    if row.assigned_to_id == user.id:
+        return row  # CONTRACT: claiming a task one already holds is an idempotent 200
+    row.assigned_to, row.claimed_at = user, now_ms()
+    row.save(update_fields=["assigned_to", "claimed_at"])
+    _audit(row, str(user.id), "task:claimed", {"assignedTo": str(user.id)})
+    _announce_assignment(row)
+    return row
+
+
+def form_errors(schema: dict[str, Any], data: Any) -> list[dict[str, str]]:
+    errors = sorted(Draft7Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    return [
+        {"field": ".".join(["data", *(str(p) for p in error.absolute_path)]), "error": error.message}
+        for error in errors
+    ]
+
+
+def _check_completion(step: dict[str, Any], data: Any, outcome: str | None) -> None:
+    errors = form_errors(step.get("formSchema") or {"type": "object"}, data)
+    outcomes = step.get("outcomes")
+    if outcomes and outcome not in outcomes:
+        errors.append({"field": "outcome", "error": f"must be one of: {', '.join(outcomes)}"})
+    if errors:
+        raise ValidationFailed.from_errors(errors)
+
+
+@transaction.atomic
+def task_complete(*, user: Any, case_id: Any, step_id: str, data: dict[str, Any], outcome: str | None) -> CaseStep:
+    case, row = locked_task(user=user, case_id=case_id, step_id=step_id)
+    _require_open(row)
+    _require_not_held_by_other(row, user)
+    if row.role and row.assigned_to_id is None and row.role not in user.role_names:
+        raise PermissionDenied(f"Only holders of role {row.role!r} may complete this task.")
+    _check_completion(step_definition(case, row.step_id), data, outcome)
+    now = now_ms()
+    if row.assigned_to_id is None:  # CONTRACT: completing an unclaimed task makes the caller its assignee
+        row.assigned_to, row.claimed_at = user, now
+    row.status, row.completed_at, row.completed_by = CaseStep.COMPLETED, now, user
+    row.result, row.outcome = data, outcome or ""
+    row.save(update_fields=["assigned_to", "claimed_at", "status", "completed_at", "completed_by", "result", "outcome"])
+    _audit(row, str(user.id), "task:completed", {"outcome": outcome, "data": data})
+    workflow_advance(case=case, actor=user)  # spec: completion activates the next steps
+    return row
+
+
+@transaction.atomic
+def task_save_draft(*, user: Any, case_id: Any, step_id: str, data: dict[str, Any]) -> CaseStep:
+    _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
+    _require_open(row)
+    _require_not_held_by_other(row, user)
+    row.draft, row.draft_saved_at = data, now_ms()
+    row.save(update_fields=["draft", "draft_saved_at"])
+    return row
+
+
+@transaction.atomic
+def task_reassign(*, user: Any, case_id: Any, step_id: str, assign_to: Any) -> CaseStep:
+    _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
+    assignee = tenant_user(tenant_id=user.tenant_id, user_id=assign_to, field="assignTo")
+    _require_open(row)
+    before = row.assigned_to_id
+    row.assigned_to, row.claimed_at = assignee, now_ms()
+    row.save(update_fields=["assigned_to", "claimed_at"])
+    _audit(row, str(user.id), "task:reassigned", {"assignedTo": {"before": _str(before), "after": str(assignee.id)}})
+    _announce_assignment(row)
+    return row
+
+
+def _str(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _mark_escalated(row: CaseStep, *, actor: str, reason: str, target: User | None) -> bool:
+    """Sets the escalation once (conditional UPDATE ... WHERE escalated = false): a second run, or
+    a concurrent one on another worker, finds nothing to update."""
+    now = now_ms()
+    updates: dict[str, Any] = {"escalated": True, "escalated_at": now, "escalation_reason": reason}
+    if target is not None:
+        updates.update(escalated_to=target, assigned_to=target, claimed_at=now)
+    if not CaseStep.objects.filter(pk=row.pk, escalated=False, status=CaseStep.ACTIVE).update(**updates):
+        return False
+    row.refresh_from_db()
+    changes = {"reason": reason, "escalatedTo": _str(row.escalated_to_id)}
+    _audit(row, actor, "task:escalated", changes)
+    broadcast_on_commit(
+        tenant_id=row.tenant_id,
+        type="task:escalated",
+        data={"caseId": str(row.case_id), "stepId": row.step_id, **changes},
+        permission="tasks:read",
+    )
+    if target is not None:
+        _announce_assignment(row)
+    return True
+
+
+@transaction.atomic
+def task_escalate(*, user: Any, case_id: Any, step_id: str, reason: str, escalate_to: Any = None) -> CaseStep:
+    _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
+    target = tenant_user(tenant_id=user.tenant_id, user_id=escalate_to, field="escalateTo") if escalate_to else None
+    _require_open(row)
+    if row.escalated:
+        raise Conflict("Task is already escalated.", code="invalid_state")
+    _mark_escalated(row, actor=str(user.id), reason=reason, target=target)
+    row.refresh_from_db()
+    return row
+
+
+def tasks_escalate_overdue(*, now: datetime | None = None) -> int:
+    """The SLA job: escalates each overdue open task once; returns how many it escalated."""
+    now = now or now_ms()
+    overdue = CaseStep.objects.filter(
+        is_task=True, status=CaseStep.ACTIVE, escalated=False, due_at__lt=now
+    ).values_list("pk", flat=True)
+    escalated = 0
+    for pk in list(overdue[:1000]):
+        with transaction.atomic():
+            row = CaseStep.objects.get(pk=pk)
+            escalated += _mark_escalated(row, actor="system", reason=SLA_REASON, target=None)
+    return escalated
+
+
+@transaction.atomic
+def tasks_release_for_user(*, user: Any, actor: Any) -> int:
+    """Disabling a principal: each open task it holds goes to the step's `reassignTo` user when
+    that user is active (and not the disabled one), else back to unclaimed. Returns the count."""
+    actor_str = str(getattr(actor, "id", None) or actor or "system")
+    count = 0
+    for row in CaseStep.objects.select_for_update().filter(assigned_to=user, is_task=True, status=CaseStep.ACTIVE):
+        target_id = step_definition(row.case, row.step_id).get("reassignTo")
+        target = (
+            User.objects.filter(tenant_id=row.tenant_id, id=target_id, is_active=True).exclude(id=user.id).first()
+            if target_id
+            else None
+        )
+        row.assigned_to, row.claimed_at = target, now_ms() if target else None
+        row.save(update_fields=["assigned_to", "claimed_at"])
+        _audit(row, actor_str, "task:reassigned", {"assignedTo": {"before": str(user.id), "after": _str(target and target.id)}, "reason": "assignee disabled"})
+        _announce_assignment(row)
+        count += 1
+    return count

@@ -1,0 +1,55 @@
+"""`agent` steps: render a prompt template and ask the language model, in a Celery task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from casemgmt.workflows.steps import register
+
+ON_FAILURE = ("fail", "escalate")
+RESPONSE_FORMATS = ("text", "json")
+
+
+def prompt_reference(step: dict[str, Any]) -> tuple[str | None, int | None]:
+    ref = step.get("promptTemplate")
+    if isinstance(ref, str):
+        return ref, None
+    if isinstance(ref, dict):
+        return ref.get("name"), ref.get("version")
+    return None, None
+
+
+class AgentStep:
+    type = "agent"
+
+    def check(self, step: dict[str, Any], *, field: str, tenant_id: Any) -> list[dict[str, str]]:
+        from casemgmt.prompts.selectors import prompt_template_get_or_none
+        from casemgmt.workflows.definitions import check_json_schema
+
+        errors: list[dict[str, str]] = []
+        name, version = prompt_reference(step)
+        if not isinstance(name, str) or not name or (version is not None and not isinstance(version, int)):
+            errors.append({"field": f"{field}.promptTemplate", "error": "must be a name or {name, version}"})
+        elif prompt_template_get_or_none(tenant_id=tenant_id, name=name, version=version) is None:
+            errors.append({"field": f"{field}.promptTemplate", "error": f"unknown prompt template {name!r}"})
+        if step.get("outputKey") is not None and not (isinstance(step["outputKey"], str) and step["outputKey"]):
+            errors.append({"field": f"{field}.outputKey", "error": "must be a non-empty string"})
+        if step.get("responseFormat", "text") not in RESPONSE_FORMATS:
+            errors.append({"field": f"{field}.responseFormat", "error": "must be text or json"})
+        if step.get("onFailure", "fail") not in ON_FAILURE:
+            errors.append({"field": f"{field}.onFailure", "error": "must be fail or escalate"})
+        if "formSchema" in step:
+            errors += check_json_schema(step["formSchema"], f"{field}.formSchema")
+        return errors
+
+    def activate(self, *, row: Any, step: dict[str, Any], case: Any, actor: str) -> None:
+        from casemgmt.workflows.tasks import enqueue_agent_step
+
+        # The model call is outside work: it runs in a worker once this transaction commits.
+        step_pk = row.pk
+        transaction.on_commit(lambda: enqueue_agent_step(step_pk, attempt=1))
+
+
+register(AgentStep())

@@ -1,0 +1,53 @@
+"""`task` steps: human tasks (form, optional role, assignee, SLA and outcomes)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from casemgmt.workflows.steps import register
+
+
+def _is_uuid(value: Any) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return True
+
+
+class TaskStep:
+    type = "task"
+
+    def check(self, step: dict[str, Any], *, field: str, tenant_id: Any) -> list[dict[str, str]]:
+        from casemgmt.workflows.definitions import check_json_schema
+
+        errors: list[dict[str, str]] = []
+        if "formSchema" in step:
+            errors += check_json_schema(step["formSchema"], f"{field}.formSchema")
+        if step.get("role") is not None and not (isinstance(step["role"], str) and step["role"]):
+            errors.append({"field": f"{field}.role", "error": "must be a role name"})
+        for key in ("assignTo", "reassignTo"):
+            if step.get(key) is not None and not _is_uuid(step[key]):
+                errors.append({"field": f"{field}.{key}", "error": "must be a user id (uuid)"})
+        sla = step.get("slaHours")
+        if sla is not None and (isinstance(sla, bool) or not isinstance(sla, int | float) or sla <= 0):
+            errors.append({"field": f"{field}.slaHours", "error": "must be a positive number"})
+        outcomes = step.get("outcomes")
+        if outcomes is not None and not (
+            isinstance(outcomes, list) and outcomes and all(isinstance(o, str) and o for o in outcomes)
+        ):
+            errors.append({"field": f"{field}.outcomes", "error": "must be a non-empty list of strings"})
+        return errors
+
+    def activate(self, *, row: Any, step: dict[str, Any], case: Any, actor: str) -> None:
+        from casemgmt.workflows.services.tasks import task_open
+
+        sla = step.get("slaHours")
+        due_at = row.activated_at + timedelta(hours=float(sla)) if sla else None
+        task_open(row=row, due_at=due_at, assign_to=step.get("assignTo"), actor=actor)
+
+
+register(TaskStep())
