@@ -12,6 +12,7 @@ urlpatterns = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
+    path("", include("orchestrator.security.urls")),  # OIDC login routes, when configured
     path("", include("django_prometheus.urls")),
 ]
 

@@ -7,15 +7,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 
 from orchestrator.security.principals import principal_from_api_key, principal_from_jwt
 from shared.api import errors
 from shared.auth.tokens import bearer_token
 
+CHALLENGE = 'Bearer realm="orchestrator"'
+
+
+def challenge(exc: errors.NotAuthenticated) -> errors.NotAuthenticated:
+    """RFC 7235: a 401 names the scheme the client should use."""
+    exc.headers.setdefault("WWW-Authenticate", CHALLENGE)
+    return exc
+
 
 class OrchestratorAuthentication(BaseAuthentication):
     def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        if not settings.ORCH_SECURITY_ENABLED:
+            return None  # spec: no credential is required, so a stale one must not turn into a 401
+        try:
+            return self._authenticate(request)
+        except errors.NotAuthenticated as exc:
+            raise challenge(exc) from None
+
+    def _authenticate(self, request: Any) -> tuple[Any, Any] | None:
         api_key = request.META.get("HTTP_X_API_KEY")
         if api_key:
             return principal_from_api_key(api_key), None
@@ -25,8 +42,7 @@ class OrchestratorAuthentication(BaseAuthentication):
             if raw is None:
                 raise errors.NotAuthenticated("Authorization header must be 'Bearer <token>'.")
             return principal_from_jwt(raw), None
-        session = SessionAuthentication().authenticate(request)
-        return session
+        return SessionAuthentication().authenticate(request)
 
     def authenticate_header(self, request: Any) -> str:
-        return 'Bearer realm="orchestrator"'
+        return CHALLENGE

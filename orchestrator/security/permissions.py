@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework.permissions import BasePermission
 
+from orchestrator.security.authentication import challenge
 from orchestrator.security.principals import Principal, principal_from_session_user
 from shared.api import errors
 
@@ -30,7 +31,7 @@ class RolePermission(BasePermission):
             return True
         principal = request.user
         if not getattr(principal, "is_authenticated", False):
-            raise errors.NotAuthenticated()
+            raise challenge(errors.NotAuthenticated())
         if not isinstance(principal, Principal):
             principal = principal_from_session_user(principal)
         role = needed_role(request, view)

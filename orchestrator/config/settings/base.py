@@ -123,6 +123,28 @@ JWT = {
     "LIFETIME": timedelta(seconds=env.int("ORCH_JWT_LIFETIME_SECONDS", default=3600)),
 }
 
+# OIDC login (mozilla-django-oidc), only when a client id is configured. The session it creates
+# authenticates API calls; the role comes from OIDC_ROLE_CLAIM (see orchestrator/security/oidc.py).
+OIDC_RP_CLIENT_ID = env.str("ORCH_OIDC_RP_CLIENT_ID", default="")
+OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID)
+OIDC_ROLE_CLAIM = env.str("ORCH_OIDC_ROLE_CLAIM", default="orchestrator_role")
+OIDC_DEFAULT_ROLE = env.str("ORCH_OIDC_DEFAULT_ROLE", default="viewer")
+if OIDC_ENABLED:
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS = [
+        "orchestrator.security.oidc.RoleMappingOIDCBackend",
+        "django.contrib.auth.backends.ModelBackend",
+    ]
+    OIDC_RP_CLIENT_SECRET = env.str("ORCH_OIDC_RP_CLIENT_SECRET")
+    OIDC_OP_AUTHORIZATION_ENDPOINT = env.str("ORCH_OIDC_OP_AUTHORIZATION_ENDPOINT")
+    OIDC_OP_TOKEN_ENDPOINT = env.str("ORCH_OIDC_OP_TOKEN_ENDPOINT")
+    OIDC_OP_USER_ENDPOINT = env.str("ORCH_OIDC_OP_USER_ENDPOINT")
+    OIDC_OP_JWKS_ENDPOINT = env.str("ORCH_OIDC_OP_JWKS_ENDPOINT", default="")
+    OIDC_RP_SIGN_ALGO = env.str("ORCH_OIDC_RP_SIGN_ALGO", default="RS256")
+    OIDC_RP_SCOPES = env.str("ORCH_OIDC_RP_SCOPES", default="openid email profile")
+    LOGIN_REDIRECT_URL_FAILURE = "/admin/login/"
+    LOGOUT_REDIRECT_URL = "/admin/login/"
+
 # Agents and execution.
 AGENT_HEARTBEAT_SECONDS = env.int("ORCH_AGENT_HEARTBEAT_SECONDS", default=5)
 AGENT_STALE_SECONDS = env.int("ORCH_AGENT_STALE_SECONDS", default=30)
@@ -133,6 +155,17 @@ DEFAULT_TASK_QUEUE = env.str("ORCH_DEFAULT_TASK_QUEUE", default="default")
 FIELD_ENCRYPTION_KEYS = env.list("ORCH_FIELD_ENCRYPTION_KEYS", default=[])
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("ORCH_WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
 WEBHOOK_TIMEOUT_SECONDS = env.float("ORCH_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_MAX_ATTEMPTS = env.int("ORCH_WEBHOOK_MAX_ATTEMPTS", default=5)
+WEBHOOK_RETRY_BASE_SECONDS = env.float("ORCH_WEBHOOK_RETRY_BASE_SECONDS", default=2.0)
+WEBHOOK_DISPATCH_INTERVAL_SECONDS = env.float("ORCH_WEBHOOK_DISPATCH_INTERVAL_SECONDS", default=2.0)
+WEBHOOK_DISPATCH_BATCH_SIZE = env.int("ORCH_WEBHOOK_DISPATCH_BATCH_SIZE", default=200)
+WEBHOOK_SWEEP_GRACE_SECONDS = env.float("ORCH_WEBHOOK_SWEEP_GRACE_SECONDS", default=30.0)
+CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
+CELERY_BEAT_SCHEDULE["webhooks-dispatch"] = {
+    "task": "orchestrator.webhooks.periodic",
+    "schedule": WEBHOOK_DISPATCH_INTERVAL_SECONDS,
+    "options": {"expires": WEBHOOK_DISPATCH_INTERVAL_SECONDS * 5},
+}
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"

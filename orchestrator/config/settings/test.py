@@ -13,3 +13,8 @@ JWT["SIGNING_KEY"] = env.str("ORCH_JWT_SIGNING_KEY", default="") or SECRET_KEY
 FIELD_ENCRYPTION_KEYS = ["dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE="]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DEBUG = False
+# Webhook tests deliver to receivers on 127.0.0.1 and check retries quickly; SSRF tests turn the
+# private-target allowance off per test.
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("ORCH_WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
+WEBHOOK_RETRY_BASE_SECONDS = env.float("ORCH_WEBHOOK_RETRY_BASE_SECONDS", default=0.05)
+WEBHOOK_TIMEOUT_SECONDS = env.float("ORCH_WEBHOOK_TIMEOUT_SECONDS", default=5.0)

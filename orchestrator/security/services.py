@@ -1,0 +1,36 @@
+"""API keys (CONTRACT: created with `create_api_key`, shown once, stored hashed, revocable)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from orchestrator.security.models import ApiKey
+from orchestrator.security.principals import API_KEY_LABEL, ROLES
+from shared.api import errors
+from shared.auth import apikeys
+
+
+@transaction.atomic
+def api_key_create(*, name: str, role: str) -> tuple[ApiKey, str]:
+    """Returns the row and the plaintext key; the plaintext is never stored."""
+    if role not in ROLES:
+        raise errors.ValidationFailed(f"role must be one of {', '.join(ROLES)}", field="role")
+    if not name.strip():
+        raise errors.ValidationFailed("name must not be empty", field="name")
+    if ApiKey.objects.filter(name=name).exists():
+        raise errors.AlreadyExists(f"An API key named {name!r} already exists.")
+    new = apikeys.generate(API_KEY_LABEL)
+    key = ApiKey.objects.create(name=name, role=role, prefix=new.prefix, key_hash=new.hashed)
+    return key, new.plaintext
+
+
+@transaction.atomic
+def api_key_revoke(*, name: str) -> ApiKey:
+    key = ApiKey.objects.select_for_update().filter(name=name).first()
+    if key is None:
+        raise errors.NotFound(f"No API key named {name!r}.")
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+    return key

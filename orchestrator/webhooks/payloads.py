@@ -1,0 +1,46 @@
+"""The bytes a webhook receives (spec "Events", delivery rules 2 and 3).
+
+Task and DAG events: `data` carries exactly the spec keys (absent ones as null) plus whatever else the
+emitter recorded. Agent events (payload "not shown" in the spec, decided in docs/decisions.md):
+`data` = {agent_id, status, last_heartbeat, queues, tags}.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from orchestrator.events.models import Event
+from shared.api.time import iso
+
+RUN_KEYS = (
+    "run_id",
+    "dag_id",
+    "task_id",
+    "task_run_id",
+    "status",
+    "start_time",
+    "end_time",
+    "duration_seconds",
+)
+AGENT_KEYS = ("agent_id", "status", "last_heartbeat", "queues", "tags")
+
+
+def event_data(event: Event) -> dict[str, Any]:
+    raw = dict(event.data or {})
+    keys = AGENT_KEYS if event.type.startswith("agent.") else RUN_KEYS
+    data = {key: raw.pop(key, None) for key in keys}
+    data.update(raw)
+    return data
+
+
+def payload_body(event: Event) -> str:
+    payload = {"event": event.type, "timestamp": iso(event.occurred_at), "data": event_data(event)}
+    return json.dumps(payload, separators=(",", ":"), sort_keys=False, default=str)
+
+
+def signature(secret: str, body: bytes) -> str:
+    """CONTRACT: `sha256=<hex HMAC-SHA256 of the raw body>`."""
+    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from orchestrator.webhooks.models import Delivery, Webhook
+from shared.api import errors
+
+
+def webhook_get(*, webhook_id: str) -> Webhook:
+    webhook = Webhook.objects.filter(pk=webhook_id).first()
+    if webhook is None:
+        raise errors.NotFound(f"Webhook {webhook_id} not found.")
+    return webhook
+
+
+def webhook_list() -> QuerySet[Webhook]:
+    return Webhook.objects.order_by("created_at", "id")
+
+
+def delivery_list(*, webhook: Webhook) -> QuerySet[Delivery]:
+    return (
+        Delivery.objects.filter(webhook=webhook)
+        .select_related("event")
+        .prefetch_related("attempt_rows")
+        .order_by("-created_at", "-event_id")
+    )

@@ -1,0 +1,125 @@
+"""Webhook registrations, and the outbox dispatcher that turns events into deliveries."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from orchestrator.events.models import Event
+from orchestrator.webhooks import crypto
+from orchestrator.webhooks.models import Delivery, Webhook
+from orchestrator.webhooks.payloads import payload_body
+from shared.api import errors
+from shared.api.time import now_ms
+
+logger = logging.getLogger(__name__)
+
+
+@transaction.atomic
+def webhook_create(
+    *, name: str, url: str, events: list[str], secret: str, headers: dict[str, str], filters: dict[str, str]
+) -> Webhook:
+    return Webhook.objects.create(
+        name=name,
+        url=url,
+        events=sorted(set(events)),
+        filters=filters,
+        secret_encrypted=crypto.encrypt_text(secret),
+        headers_encrypted=crypto.encrypt_json(headers),
+        created_at=now_ms(),
+    )
+
+
+@transaction.atomic
+def webhook_delete(*, webhook_id: str) -> None:
+    deleted, _ = Webhook.objects.filter(pk=webhook_id).delete()
+    if not deleted:
+        raise errors.NotFound(f"Webhook {webhook_id} not found.")
+
+
+def _filters_match(filters: dict[str, Any], event: Event) -> bool:
+    # spec: deliver when the registration's filters (dag_id, task_id) match the event.
+    for key, wanted in (filters or {}).items():
+        actual = getattr(event, key, "") or ""
+        allowed = wanted if isinstance(wanted, list) else [wanted]
+        if actual not in allowed:
+            return False
+    return True
+
+
+def matching_webhooks(event: Event, webhooks: list[Webhook]) -> list[Webhook]:
+    return [w for w in webhooks if event.type in w.events and _filters_match(w.filters, event)]
+
+
+def events_dispatch(*, batch_size: int | None = None) -> int:
+    """Claims undispatched outbox events (SKIP LOCKED, so dispatchers never double-claim), creates one
+    delivery per matching registration and marks the events dispatched, all in one transaction.
+    Returns how many events were claimed; the delivery tasks are sent on commit."""
+    batch_size = batch_size or settings.WEBHOOK_DISPATCH_BATCH_SIZE
+    with transaction.atomic():
+        claimed = list(
+            Event.objects.select_for_update(skip_locked=True)
+            .filter(dispatched_at__isnull=True)
+            .order_by("id")[:batch_size]
+        )
+        if not claimed:
+            return 0
+        webhooks = list(Webhook.objects.all())
+        now = now_ms()
+        deliveries = [
+            Delivery(webhook=w, event=e, body=payload_body(e), next_attempt_at=now, created_at=now)
+            for e in claimed
+            for w in matching_webhooks(e, webhooks)
+        ]
+        Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
+        Event.objects.filter(pk__in=[e.pk for e in claimed]).update(dispatched_at=now)
+        ids = [str(d.id) for d in deliveries]
+        transaction.on_commit(lambda: _send_delivery_tasks(ids))
+    return len(claimed)
+
+
+def _send_delivery_tasks(ids: list[str], countdown: float = 0) -> None:
+    from orchestrator.webhooks.tasks import deliver
+
+    for delivery_id in ids:
+        try:
+            deliver.apply_async(args=[delivery_id], countdown=countdown or None)
+        except Exception:  # broker down: the sweep re-sends due deliveries later
+            logger.warning("could not queue webhook delivery %s; the sweep will retry", delivery_id)
+
+
+def kick_dispatch() -> None:
+    """Call inside the transaction that emitted events: dispatches right after commit instead of
+    waiting for the periodic dispatcher. Never raises (the periodic job is the safety net)."""
+
+    def send() -> None:
+        from orchestrator.webhooks.tasks import dispatch_events
+
+        try:
+            dispatch_events.delay()
+        except Exception:
+            logger.warning("could not queue webhook dispatch; the periodic dispatcher will pick it up")
+
+    transaction.on_commit(send)
+
+
+def deliveries_sweep() -> int:
+    """Re-queues deliveries whose task was lost (broker restart) or whose worker died mid-attempt."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.WEBHOOK_SWEEP_GRACE_SECONDS)
+    Delivery.objects.filter(status=Delivery.DELIVERING, claimed_until__lt=now).update(
+        status=Delivery.PENDING, claimed_until=None
+    )
+    ids = [
+        str(i)
+        for i in Delivery.objects.filter(status=Delivery.PENDING, next_attempt_at__lt=stale).values_list(
+            "id", flat=True
+        )[:500]
+    ]
+    _send_delivery_tasks(ids)
+    return len(ids)
