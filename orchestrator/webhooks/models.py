@@ -61,6 +61,9 @@ class Delivery(models.Model):
         ]
         indexes = [models.Index(fields=["status", "next_attempt_at"])]
 
+    def __str__(self) -> str:
+        return f"delivery {self.id} ({self.status})"
+
 
 class DeliveryAttempt(models.Model):
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_rows")
@@ -76,3 +79,6 @@ class DeliveryAttempt(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["delivery", "number"], name="webhook_attempt_number_once")
         ]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of {self.delivery_id}"

@@ -1,0 +1,62 @@
+"""Delivery-time checks, run in-process on the real delivery code: SSRF re-check and no redirects."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.events.services import event_emit
+from orchestrator.webhooks.delivery import delivery_attempt, retry_delay
+from orchestrator.webhooks.models import Delivery
+from orchestrator.webhooks.services import events_dispatch, webhook_create
+from tests.orchestrator.webhooks.receiver import Receiver
+
+pytestmark = pytest.mark.django_db
+
+
+def one_delivery(url: str) -> Delivery:
+    webhook_create(name="w", url=url, events=["dag.failed"], secret="s3cr3t", headers={}, filters={})
+    event_emit(type="dag.failed", data={"run_id": "r1", "dag_id": "d", "status": "failed"})
+    assert events_dispatch() == 1
+    return Delivery.objects.get()
+
+
+def test_private_target_is_refused_at_delivery_time(settings):
+    with Receiver() as receiver:
+        delivery = one_delivery(receiver.url + "/hook")  # registered while private targets were allowed
+        settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
+        assert delivery_attempt(delivery_id=str(delivery.id)) == "pending"  # will retry later
+        (attempt,) = delivery.attempt_rows.all()
+        assert attempt.error.startswith("refused:") and attempt.status_code is None
+        assert receiver.received() == []
+
+
+def test_redirects_are_not_followed():
+    with Receiver(statuses=[302]) as receiver:
+        delivery = one_delivery(receiver.url + "/hook")
+        assert delivery_attempt(delivery_id=str(delivery.id)) == "pending"
+        (attempt,) = delivery.attempt_rows.all()
+        assert attempt.status_code == 302 and attempt.error == "redirect not followed"
+        assert len(receiver.received()) == 1
+
+
+def test_an_attempt_is_claimed_once():
+    with Receiver() as receiver:
+        delivery = one_delivery(receiver.url + "/hook")
+        assert delivery_attempt(delivery_id=str(delivery.id)) == "succeeded"
+        assert delivery_attempt(delivery_id=str(delivery.id)) is None  # a duplicate message does nothing
+        assert len(receiver.received()) == 1
+
+
+def test_not_yet_due_retry_is_not_claimed():
+    with Receiver(statuses=[500]) as receiver:
+        delivery = one_delivery(receiver.url + "/hook")
+        Delivery.objects.filter(pk=delivery.pk).update(
+            next_attempt_at=delivery.next_attempt_at.replace(year=2100)
+        )
+        assert delivery_attempt(delivery_id=str(delivery.id)) is None
+        assert receiver.received() == []
+
+
+def test_backoff_is_exponential(settings):
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 2
+    assert [retry_delay(n) for n in (1, 2, 3, 4)] == [2, 4, 8, 16]
