@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,6 +19,13 @@ from shared.api.time import iso, now_ms
 from shared.audit.services import event_to_dict, export_csv, export_json
 
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+
+
+class ExportNegotiation(DefaultContentNegotiation):
+    """`?format=csv|json` names the export file format here, not a DRF renderer: ignore it."""
+
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
+        return renderers[0], renderers[0].media_type
 
 
 def stream(events: Any, fmt: str, filename: str) -> StreamingHttpResponse:
@@ -76,6 +84,7 @@ class CaseEventVerifyApi(APIView):
 
 
 class CaseEventExportApi(APIView):
+    content_negotiation_class = ExportNegotiation
     required = {"GET": "audit:read"}
 
     def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
@@ -117,6 +126,7 @@ class AuditVerifyChainApi(APIView):
 
 
 class AuditExportApi(APIView):
+    content_negotiation_class = ExportNegotiation
     required = {"GET": "admin:audit"}
 
     def get(self, request: Request) -> StreamingHttpResponse:

@@ -1,0 +1,44 @@
+"""A real WebSocket client (against daphne) receives `case:updated` after a PATCH commits."""
+
+import asyncio
+import json
+
+import pytest
+import websockets
+
+from casemgmt.accounts.tokens import issue_for
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+
+async def receive_json(ws, timeout=10):
+    return json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
+
+
+def test_patch_broadcasts_case_updated_to_the_tenant(
+    asgi_server, api, admin_user, reader, outsider, make_case
+):
+    case = make_case()
+    url = asgi_server.replace("http://", "ws://") + "/ws?token="
+
+    async def scenario():
+        async with (
+            websockets.connect(url + issue_for(reader).token, open_timeout=10) as ws,
+            websockets.connect(url + issue_for(outsider).token, open_timeout=10) as foreign_ws,
+        ):
+            for socket in (ws, foreign_ws):  # subscribed once the server answers a ping
+                await socket.send(json.dumps({"type": "ping"}))
+                assert (await receive_json(socket))["type"] == "pong"
+            response = await asyncio.to_thread(
+                lambda: api(admin_user).patch(
+                    f"/cases/{case.id}/data", {"data": {"amount": 7}, "version": 1}, format="json"
+                )
+            )
+            assert response.status_code == 200
+            message = await receive_json(ws)
+            assert message["type"] == "case:updated" and message["timestamp"].endswith("Z")
+            assert message["data"] == {"caseId": str(case.id), "version": 2, "changedBy": str(admin_user.id)}
+            with pytest.raises(asyncio.TimeoutError):
+                await receive_json(foreign_ws, timeout=1)
+
+    asyncio.run(scenario())
