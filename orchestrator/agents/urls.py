@@ -1,1 +1,7 @@
-urlpatterns: list = []
+from django.urls import path
+
+from orchestrator.agents import apis
+
+urlpatterns = [
+    path("agents", apis.AgentListApi.as_view(), name="agent-list"),
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.events.models import Event
-from shared.api.time import now_ms
+from shared.api.time import iso, now_ms
 
 
 def event_emit(*, type: str, data: dict[str, Any]) -> Event:
@@ -18,4 +18,55 @@ def event_emit(*, type: str, data: dict[str, Any]) -> Event:
         dag_id=data.get("dag_id") or "",
         task_id=data.get("task_id") or "",
         data=data,
+    )
+
+
+def _duration(start, end) -> int | None:
+    return int((end - start).total_seconds()) if start and end else None
+
+
+def event_emit_task_run(task_run: Any, run: Any) -> Event:
+    """`task.<status>` for a task run's new state (spec "Events" payload data)."""
+    return event_emit(
+        type=f"task.{task_run.status}",
+        data={
+            "run_id": run.run_id,
+            "dag_id": run.dag_id,
+            "task_id": task_run.task_id,
+            "task_run_id": task_run.id,
+            "status": task_run.status,
+            "start_time": iso(task_run.start_time),
+            "end_time": iso(task_run.end_time),
+            "duration_seconds": _duration(task_run.start_time, task_run.end_time),
+        },
+    )
+
+
+def event_emit_run(run: Any) -> Event:
+    """`dag.<status>` for a run's new state; schedule-task runs (no DAG) emit them too."""
+    return event_emit(
+        type=f"dag.{run.status}",
+        data={
+            "run_id": run.run_id,
+            "dag_id": run.dag_id,
+            "task_id": None,
+            "task_run_id": None,
+            "status": run.status,
+            "start_time": iso(run.start_time),
+            "end_time": iso(run.end_time),
+            "duration_seconds": _duration(run.start_time, run.end_time),
+        },
+    )
+
+
+def event_emit_agent(agent: Any, *, type: str) -> Event:
+    return event_emit(
+        type=type,
+        data={
+            "agent_id": agent.agent_id,
+            "queues": agent.queues,
+            "tags": agent.tags,
+            "status": agent.status,
+            "last_heartbeat": iso(agent.last_heartbeat),
+        },
     )

@@ -150,6 +150,13 @@ AGENT_HEARTBEAT_SECONDS = env.int("ORCH_AGENT_HEARTBEAT_SECONDS", default=5)
 AGENT_STALE_SECONDS = env.int("ORCH_AGENT_STALE_SECONDS", default=30)
 TASK_LOG_MAX_BYTES = env.int("ORCH_TASK_LOG_MAX_BYTES", default=1024 * 1024)
 DEFAULT_TASK_QUEUE = env.str("ORCH_DEFAULT_TASK_QUEUE", default="default")
+TASK_LOG_FLUSH_SECONDS = env.float("ORCH_TASK_LOG_FLUSH_SECONDS", default=0.5)
+TASK_CANCEL_POLL_SECONDS = env.float("ORCH_TASK_CANCEL_POLL_SECONDS", default=0.5)
+TASK_CANCEL_GRACE_SECONDS = env.float("ORCH_TASK_CANCEL_GRACE_SECONDS", default=5.0)
+SWEEP_INTERVAL_SECONDS = env.float("ORCH_SWEEP_INTERVAL_SECONDS", default=5.0)
+
+# /api/metrics: tasks_per_minute counts task runs finished within this trailing window.
+METRICS_WINDOW_SECONDS = env.int("ORCH_METRICS_WINDOW_SECONDS", default=300)
 
 # Webhooks.
 FIELD_ENCRYPTION_KEYS = env.list("ORCH_FIELD_ENCRYPTION_KEYS", default=[])
@@ -165,6 +172,12 @@ CELERY_BEAT_SCHEDULE["webhooks-dispatch"] = {
     "task": "orchestrator.webhooks.periodic",
     "schedule": WEBHOOK_DISPATCH_INTERVAL_SECONDS,
     "options": {"expires": WEBHOOK_DISPATCH_INTERVAL_SECONDS * 5},
+}
+
+CELERY_BEAT_SCHEDULE["agents-sweep"] = {
+    "task": "orchestrator.agents.sweep",
+    "schedule": SWEEP_INTERVAL_SECONDS,
+    "options": {"expires": SWEEP_INTERVAL_SECONDS * 2},
 }
 
 LANGUAGE_CODE = "en"

@@ -1,0 +1,113 @@
+"""Agent heartbeats and the sweeper that recovers work held by agents that went silent."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+
+from orchestrator.agents.models import Agent
+from orchestrator.events.services import event_emit_agent
+from orchestrator.runs import lifecycle
+from orchestrator.runs.dispatch import Wakeup, send_on_commit
+from orchestrator.runs.models import PENDING, QUEUED, RUNNING, Run, TaskRun
+from shared.api.time import now_ms
+
+logger = logging.getLogger(__name__)
+
+
+@transaction.atomic
+def agent_heartbeat(
+    *, agent_id: str, queues: list[str], tags: list[str], hostname: str = "", pid: int | None = None
+) -> Agent:
+    """Upserts the heartbeat row; `agent.registered` when the agent is new or comes back."""
+    now = now_ms()
+    agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
+    fields = dict(queues=queues, tags=tags, hostname=hostname, pid=pid, last_heartbeat=now)
+    if agent is None:
+        agent = Agent.objects.create(agent_id=agent_id, status="active", started_at=now, **fields)
+        event_emit_agent(agent, type="agent.registered")
+        return agent
+    came_back = agent.status != "active"
+    for name, value in fields.items():
+        setattr(agent, name, value)
+    agent.status = "active"
+    if came_back:
+        agent.started_at = now
+    agent.save()
+    if came_back:
+        event_emit_agent(agent, type="agent.registered")
+    return agent
+
+
+def _mark_offline(cutoff) -> list[str]:
+    """Active agents silent since `cutoff` become offline; `agent.offline` exactly once each
+    (the conditional UPDATE decides who sends it when two sweepers race)."""
+    gone = []
+    for agent in Agent.objects.filter(status="active", last_heartbeat__lt=cutoff):
+        with transaction.atomic():
+            if Agent.objects.filter(pk=agent.pk, status="active", last_heartbeat__lt=cutoff).update(
+                status="offline"
+            ):
+                agent.status = "offline"
+                event_emit_agent(agent, type="agent.offline")
+                gone.append(agent.agent_id)
+    return gone
+
+
+def _orphaned_task_runs(cutoff) -> list[tuple[str, str]]:
+    """Running task runs whose agent is offline, silent, or never heartbeated."""
+    live = set(
+        Agent.objects.filter(status="active", last_heartbeat__gte=cutoff).values_list("agent_id", flat=True)
+    )
+    running = TaskRun.objects.filter(status=RUNNING, start_time__lt=cutoff).values_list("id", "agent_id")
+    return [(tr_id, agent_id) for tr_id, agent_id in running if agent_id not in live]
+
+
+def _redispatch_lost(cutoff, live_queues: set[str]) -> int:
+    """Queued task runs whose wake-up is long overdue (the message died with a killed worker that had
+    prefetched it) are sent again; a duplicate is harmless, the claim is conditional."""
+    now = now_ms()
+    overdue = list(
+        TaskRun.objects.filter(status=QUEUED, dispatched_at__lt=cutoff, queue__in=live_queues)
+        .exclude(not_before__gt=cutoff)
+        .values_list("id", "queue", "attempts")[:1000]
+    )
+    if not overdue:
+        return 0
+    with transaction.atomic():
+        TaskRun.objects.filter(pk__in=[o[0] for o in overdue], status=QUEUED).update(dispatched_at=now)
+        send_on_commit([Wakeup(tr_id, queue, attempts) for tr_id, queue, attempts in overdue])
+    return len(overdue)
+
+
+def _start_stalled_runs(cutoff) -> None:
+    """A run whose scheduling request died between its two transactions still gets started."""
+    stalled = Run.objects.filter(status=PENDING, start_time__lt=cutoff).exclude(
+        task_runs__status__in=(QUEUED, RUNNING)
+    )
+    for run_id in stalled.values_list("run_id", flat=True)[:100]:
+        lifecycle.run_start(run_id=run_id)
+
+
+def agents_sweep() -> dict[str, int]:
+    """Periodic (beat, control queue) and callable. Idempotent: every step is a conditional UPDATE."""
+    cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
+    offline = _mark_offline(cutoff)
+    recovered = 0
+    for tr_id, agent_id in _orphaned_task_runs(cutoff):
+        if lifecycle.recover(task_run_id=tr_id, agent_id=agent_id or ""):
+            recovered += 1
+            logger.warning("Recovered task run %s from silent agent %s", tr_id, agent_id)
+    live_queues = {
+        q
+        for queues in Agent.objects.filter(status="active", last_heartbeat__gte=cutoff).values_list(
+            "queues", flat=True
+        )
+        for q in queues
+    }
+    resent = _redispatch_lost(cutoff, live_queues)
+    _start_stalled_runs(cutoff)
+    return {"agents_offline": len(offline), "task_runs_recovered": recovered, "wakeups_resent": resent}

@@ -1,0 +1,104 @@
+"""Reads over definitions: lists, dependency closure and cycle checks, context resolution."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import QueryDict
+
+from orchestrator.definitions.models import Context, Dag, TaskDefinition
+from orchestrator.definitions.querying import pattern_filter, sort_order
+from shared.api import errors
+
+TASK_SORTS = {
+    "id": "id",
+    "name": "name",
+    "queue": "queue",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+}
+DAG_SORTS = {"id": "id", "name": "name", "created_at": "created_at", "updated_at": "updated_at"}
+
+
+def task_list(*, params: QueryDict) -> QuerySet[TaskDefinition]:
+    qs = TaskDefinition.objects.filter(pattern_filter(params.get("filter"), "id", "name"))
+    if params.get("queue"):
+        qs = qs.filter(queue=params["queue"])
+    return qs.order_by(*sort_order(params, allowed=TASK_SORTS, default=["id"]))
+
+
+def dag_list(*, params: QueryDict) -> QuerySet[Dag]:
+    qs = Dag.objects.filter(pattern_filter(params.get("filter"), "id", "name"))
+    return qs.order_by(*sort_order(params, allowed=DAG_SORTS, default=["id"]))
+
+
+def get_or_404(model, pk: str, label: str):
+    obj = model.objects.filter(pk=pk).first()
+    if obj is None:
+        raise errors.NotFound(f"{label} {pk} not found.")
+    return obj
+
+
+def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """Returns one cycle (as a path that ends where it starts) in `node -> dependencies`, if any."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for dep in graph.get(node, []):
+            if state.get(dep) == 1:
+                return path[path.index(dep) :] + [dep] if dep in path else [node, dep]
+            if dep not in state:
+                found = visit(dep, path + [dep])
+                if found:
+                    return found
+        state[node] = 2
+        return None
+
+    for start in graph:
+        if start not in state:
+            found = visit(start, [start])
+            if found:
+                return found
+    return None
+
+
+def dependency_closure(task_ids: list[str]) -> dict[str, TaskDefinition]:
+    """The named tasks and every task they depend on, transitively (outcome-based scheduling)."""
+    found: dict[str, TaskDefinition] = {}
+    frontier = list(dict.fromkeys(task_ids))
+    while frontier:
+        batch = {t.id: t for t in TaskDefinition.objects.filter(pk__in=frontier)}
+        missing = [t for t in frontier if t not in batch]
+        if missing:
+            raise errors.ValidationFailed(f"unknown task(s): {', '.join(missing)}", field="dependencies")
+        found.update(batch)
+        frontier = sorted({d for t in batch.values() for d in t.dependencies if d not in found})
+    return found
+
+
+def context_chain(context_id: str) -> list[Context]:
+    """The context and its ancestors through `extends`, nearest first. Cycles are a 400."""
+    chain: list[Context] = []
+    seen: set[str] = set()
+    current: str | None = context_id
+    while current:
+        if current in seen:
+            names = " -> ".join([c.id for c in chain] + [current])
+            raise errors.ValidationFailed(f"context inheritance cycle: {names}", field="extends")
+        seen.add(current)
+        context = Context.objects.filter(pk=current).first()
+        if context is None:
+            raise errors.ValidationFailed(f"unknown context: {current}", field="context")
+        chain.append(context)
+        current = context.extends
+    return chain
+
+
+def context_resolve(context_id: str | None) -> dict[str, str]:
+    """Variables with inheritance applied: a context's own variables override its parent's."""
+    if not context_id:
+        return {}
+    resolved: dict[str, str] = {}
+    for context in reversed(context_chain(context_id)):
+        resolved.update(context.variables)
+    return resolved

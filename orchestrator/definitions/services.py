@@ -1,0 +1,155 @@
+"""Writes for task definitions, DAGs, contexts and parameter sets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
+from orchestrator.definitions.selectors import context_chain, find_cycle
+from orchestrator.definitions.validation import Problems, check_id
+from shared.api import errors
+from shared.api.time import now_ms
+
+
+def _upsert(model, pk: str, fields: dict[str, Any]) -> tuple[Any, bool]:
+    now = now_ms()
+    obj = model.objects.select_for_update().filter(pk=pk).first()
+    if obj is None:
+        return model.objects.create(pk=pk, created_at=now, updated_at=now, **fields), True
+    for name, value in fields.items():
+        setattr(obj, name, value)
+    obj.updated_at = now
+    obj.save()
+    return obj, False
+
+
+@transaction.atomic
+def task_definition_put(*, task_id: str, body: dict, default_queue: str) -> tuple[TaskDefinition, bool]:
+    check_id(task_id, "task_id")
+    p = Problems()
+    name = p.string(body, "name") or task_id
+    description = p.string(body, "description")
+    command = p.string(body, "command", required=True)
+    dependencies = p.string_list(body, "dependencies")
+    parameters = p.string_map(body.get("parameters"), "parameters")
+    queue = p.string(body, "queue") or default_queue
+    p.raise_if_any()
+    _check_dependencies(task_id, dependencies)
+    return _upsert(
+        TaskDefinition,
+        task_id,
+        dict(
+            name=name,
+            description=description,
+            command=command,
+            dependencies=dependencies,
+            parameters=parameters,
+            queue=queue,
+        ),
+    )
+
+
+def _check_dependencies(task_id: str, dependencies: list[str]) -> None:
+    if len(set(dependencies)) != len(dependencies):
+        raise errors.ValidationFailed("dependencies must not repeat a task", field="dependencies")
+    known = {t.id: t.dependencies for t in TaskDefinition.objects.only("id", "dependencies")}
+    unknown = [d for d in dependencies if d not in known and d != task_id]
+    if unknown:
+        raise errors.ValidationFailed(f"unknown task(s): {', '.join(unknown)}", field="dependencies")
+    # spec (CONTRACT): a PUT whose dependencies would form a cycle is a 400
+    known[task_id] = dependencies
+    cycle = find_cycle(known)
+    if cycle:
+        raise errors.ValidationFailed(f"dependency cycle: {' -> '.join(cycle)}", field="dependencies")
+
+
+@transaction.atomic
+def task_definition_delete(*, task_id: str) -> None:
+    task = TaskDefinition.objects.select_for_update().filter(pk=task_id).first()
+    if task is None:
+        raise errors.NotFound(f"Task {task_id} not found.")
+    # spec (CONTRACT): DELETE of a task still referenced by a DAG or another task is a 409
+    dependents = [
+        t.id for t in TaskDefinition.objects.only("id", "dependencies") if task_id in t.dependencies
+    ]
+    dags = [d.id for d in Dag.objects.only("id", "tasks") if any(e["id"] == task_id for e in d.tasks)]
+    if dependents or dags:
+        users = [f"task {t}" for t in dependents] + [f"DAG {d}" for d in dags]
+        raise errors.InvalidState(f"Task {task_id} is still referenced by {', '.join(users)}.")
+    task.delete()
+
+
+def _dag_tasks(p: Problems, raw: Any) -> list[dict[str, Any]]:
+    if raw is None:
+        p.add("tasks", "This field is required.")
+        return []
+    if not isinstance(raw, list) or not raw:
+        p.add("tasks", "must be a non-empty array")
+        return []
+    entries = []
+    for index, item in enumerate(raw):
+        if isinstance(item, str):
+            item = {"id": item}
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            p.add(f"tasks[{index}]", "must be a task id or an object with id and parameters")
+            continue
+        params = p.string_map(item.get("parameters"), f"tasks[{index}].parameters")
+        entries.append({"id": item["id"], "parameters": params})
+    return entries
+
+
+@transaction.atomic
+def dag_put(*, dag_id: str, body: dict) -> tuple[Dag, bool]:
+    check_id(dag_id, "dag_id")
+    p = Problems()
+    name = p.string(body, "name") or dag_id
+    description = p.string(body, "description")
+    tasks = _dag_tasks(p, body.get("tasks"))
+    context = p.string(body, "context") or None
+    tags = p.string_list(body, "tags")
+    p.raise_if_any()
+    ids = [t["id"] for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise errors.ValidationFailed("tasks must not repeat a task", field="tasks")
+    known = set(TaskDefinition.objects.filter(pk__in=ids).values_list("id", flat=True))
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        # spec (CONTRACT): a DAG naming an unknown task is a 400
+        raise errors.ValidationFailed(f"unknown task(s): {', '.join(unknown)}", field="tasks")
+    if context and not Context.objects.filter(pk=context).exists():
+        raise errors.ValidationFailed(f"unknown context: {context}", field="context")
+    return _upsert(
+        Dag, dag_id, dict(name=name, description=description, tasks=tasks, context=context, tags=tags)
+    )
+
+
+@transaction.atomic
+def dag_delete(*, dag_id: str) -> None:
+    deleted, _ = Dag.objects.filter(pk=dag_id).delete()
+    if not deleted:
+        raise errors.NotFound(f"DAG {dag_id} not found.")
+
+
+@transaction.atomic
+def context_put(*, context_id: str, body: dict) -> tuple[Context, bool]:
+    check_id(context_id, "context_id")
+    p = Problems()
+    variables = p.string_map(body.get("variables"), "variables")
+    extends = p.string(body, "extends") or None
+    p.raise_if_any()
+    if extends and extends != context_id and not Context.objects.filter(pk=extends).exists():
+        raise errors.ValidationFailed(f"unknown context: {extends}", field="extends")
+    context, created = _upsert(Context, context_id, dict(variables=variables, extends=extends))
+    context_chain(context_id)  # spec (CONTRACT): cycles through `extends` are a 400 (rolls back)
+    return context, created
+
+
+@transaction.atomic
+def parameter_set_put(*, parameter_set_id: str, body: dict) -> tuple[ParameterSet, bool]:
+    check_id(parameter_set_id, "parameter_set_id")
+    p = Problems()
+    parameters = p.string_map(body.get("parameters"), "parameters")
+    p.raise_if_any()
+    return _upsert(ParameterSet, parameter_set_id, dict(parameters=parameters))

@@ -1,0 +1,226 @@
+"""Runs one attempt of a task run on an agent: the command in its own process group, output
+captured line by line into the database in batches, a timeout that kills the group, and a poll of
+the task run's status so that a cancel stops the command (SIGTERM, SIGKILL after a grace period)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import F
+
+from orchestrator.runs import lifecycle
+from orchestrator.runs.models import TaskLogLine, TaskRun
+from shared.api.time import now_ms
+
+REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ")
+EOF_MARK = object()
+MAX_LINE_BYTES = 64 * 1024
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    exit_code: int | None = None
+    retryable: bool = True
+    cancelled: bool = False
+    note: str = ""
+
+
+def substitute(command: str, values: dict[str, str]) -> tuple[str, list[str]]:
+    """`${NAME}` -> the shell-quoted value; returns the command and the unknown names."""
+    unknown: list[str] = []
+
+    def replace(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in values:
+            unknown.append(name)
+            return match.group(0)
+        return shlex.quote(values[name])
+
+    return REFERENCE.sub(replace, command), unknown
+
+
+def command_env(execution: lifecycle.Execution) -> dict[str, str]:
+    """A small base environment (never the agent's own secrets), then the resolved parameters."""
+    env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(execution.env)
+    env.update(
+        ORCH_RUN_ID=execution.run_id,
+        ORCH_TASK_RUN_ID=execution.task_run_id,
+        ORCH_ATTEMPT=str(execution.attempt),
+    )
+    return env
+
+
+@dataclass
+class LogSink:
+    """Buffers output and writes it in batches, honouring TASK_LOG_MAX_BYTES per task run."""
+
+    task_run_id: str
+    stored: int
+    truncated: bool
+    buffer: list[TaskLogLine] = field(default_factory=list)
+    pending_bytes: int = 0
+    last_flush: float = field(default_factory=time.monotonic)
+
+    def add(self, line: str) -> None:
+        if self.truncated:
+            return
+        size = len(line.encode()) + 1
+        if self.stored + self.pending_bytes + size > settings.TASK_LOG_MAX_BYTES:
+            self.truncated = True
+            limit = settings.TASK_LOG_MAX_BYTES
+            line = f"[orchestrator] log truncated: TASK_LOG_MAX_BYTES ({limit}) reached; further output discarded"
+            size = len(line) + 1
+        self.buffer.append(TaskLogLine(task_run_id=self.task_run_id, at=now_ms(), line=line))
+        self.pending_bytes += size
+
+    def due(self) -> bool:
+        return bool(self.buffer) and (
+            len(self.buffer) >= 200 or time.monotonic() - self.last_flush >= settings.TASK_LOG_FLUSH_SECONDS
+        )
+
+    def flush(self) -> None:
+        self.last_flush = time.monotonic()
+        if not self.buffer:
+            return
+        TaskLogLine.objects.bulk_create(self.buffer)
+        TaskRun.objects.filter(pk=self.task_run_id).update(
+            log_bytes=F("log_bytes") + self.pending_bytes, log_truncated=self.truncated
+        )
+        self.stored += self.pending_bytes
+        self.buffer, self.pending_bytes = [], 0
+
+
+def _read_lines(stream, out: queue.SimpleQueue) -> None:
+    try:
+        for raw in iter(lambda: stream.readline(MAX_LINE_BYTES), b""):
+            out.put(raw.rstrip(b"\r\n").decode("utf-8", errors="replace"))
+    finally:
+        out.put(EOF_MARK)
+
+
+def _killpg(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class CommandRunner:
+    def __init__(self, execution: lifecycle.Execution) -> None:
+        self.execution = execution
+        self.sink = LogSink(execution.task_run_id, execution.log_bytes, execution.log_truncated)
+
+    def run(self) -> Outcome:
+        ex = self.execution
+        if ex.attempt > 1:
+            self.sink.add(f"[orchestrator] attempt {ex.attempt} of {ex.max_attempts}")
+        env = command_env(ex)
+        command, unknown = substitute(ex.command, env)
+        if unknown:
+            # spec (CONTRACT): an unknown ${NAME} fails the task run with a clear log line
+            names = ", ".join(f"${{{n}}}" for n in dict.fromkeys(unknown))
+            self.sink.add(f"[orchestrator] unknown parameter(s) {names} in command; task run failed")
+            self.sink.flush()
+            return Outcome(ok=False, retryable=False)
+        try:
+            proc = subprocess.Popen(
+                ["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            )  # fmt: skip
+        except OSError as exc:
+            self.sink.add(f"[orchestrator] could not start the command: {exc}")
+            self.sink.flush()
+            return Outcome(ok=False)
+        try:
+            outcome = self._supervise(proc)
+        finally:
+            _killpg(proc, signal.SIGKILL)  # leftovers of the group (background children)
+            self.sink.flush()
+        return outcome
+
+    def _supervise(self, proc: subprocess.Popen) -> Outcome:
+        ex = self.execution
+        lines: queue.SimpleQueue = queue.SimpleQueue()
+        reader = threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True)
+        reader.start()
+        started = time.monotonic()
+        deadline = started + ex.timeout_seconds if ex.timeout_seconds else None
+        next_check = started + settings.TASK_CANCEL_POLL_SECONDS
+        kill_at: float | None = None
+        exited_at: float | None = None
+        cancelled = timed_out = False
+        eof = False
+        while not (eof and proc.poll() is not None):
+            try:
+                item = lines.get(timeout=0.02)
+            except queue.Empty:
+                item = None
+            if item is EOF_MARK:
+                eof = True
+            elif item is not None:
+                self.sink.add(item)
+            now = time.monotonic()
+            if self.sink.due():
+                self.sink.flush()
+            if proc.poll() is not None and not eof:
+                exited_at = exited_at or now
+                if now - exited_at > 1.0:  # background children still hold the pipe
+                    _killpg(proc, signal.SIGKILL)
+            if deadline and now >= deadline and not timed_out and not cancelled:
+                timed_out = True
+                self.sink.add(f"[orchestrator] timed out after {ex.timeout_seconds} s; process group killed")
+                _killpg(proc, signal.SIGKILL)
+            if now >= next_check and not cancelled:
+                next_check = now + settings.TASK_CANCEL_POLL_SECONDS
+                mine, force = lifecycle.still_mine(task_run_id=ex.task_run_id, attempt=ex.attempt)
+                if not mine:
+                    cancelled = True
+                    kill_at = now if force else now + settings.TASK_CANCEL_GRACE_SECONDS
+                    how = "SIGKILL" if force else "SIGTERM"
+                    self.sink.add(f"[orchestrator] task run cancelled; sending {how} to the process group")
+                    _killpg(proc, signal.SIGKILL if force else signal.SIGTERM)
+            if kill_at is not None and now >= kill_at:
+                kill_at = None
+                _killpg(proc, signal.SIGKILL)
+        reader.join(timeout=1)
+        code = proc.returncode
+        if cancelled:
+            return Outcome(ok=False, exit_code=code, cancelled=True)
+        if timed_out:
+            return Outcome(ok=False, exit_code=code)
+        if code == 0:
+            return Outcome(ok=True, exit_code=0)
+        reason = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        return Outcome(ok=False, exit_code=code, note=f"[orchestrator] command {reason}")
+
+
+def execute(*, task_run_id: str, attempt: int, agent_id: str) -> str | None:
+    """Claims and runs one attempt. Returns the task run's resulting status, or None when the
+    message was stale, a duplicate, or the task run was cancelled meanwhile."""
+    execution = lifecycle.claim(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
+    if execution is None:
+        return None
+    outcome = CommandRunner(execution).run()
+    if outcome.cancelled:
+        return None
+    return lifecycle.finish(
+        task_run_id=task_run_id,
+        attempt=execution.attempt,
+        ok=outcome.ok,
+        exit_code=outcome.exit_code,
+        retryable=outcome.retryable,
+        note=outcome.note,
+    )

@@ -1,0 +1,233 @@
+"""Task run and run state machine (CONTRACT "Orchestrator": run status rules).
+
+Every transition is a conditional UPDATE (`WHERE status = ...`), so a duplicate or late Celery
+message can never run a task twice or bring a cancelled one back. Transactions that change run-level
+state lock the run row first and task run rows after it: that one order rules out deadlocks, and the
+run lock makes fan-in safe (two upstream tasks finishing at once cannot both miss, or both queue,
+their common dependent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F
+
+from orchestrator.events.services import event_emit_run, event_emit_task_run
+from orchestrator.runs.dispatch import Wakeup, send_on_commit
+from orchestrator.runs.models import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    PENDING,
+    QUEUED,
+    RUNNING,
+    TERMINAL,
+    Run,
+    TaskLogLine,
+    TaskRun,
+)  # fmt: skip
+from shared.api.time import now_ms
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What an agent needs to run one attempt; read once at claim time."""
+
+    task_run_id: str
+    run_id: str
+    attempt: int
+    max_attempts: int
+    command: str
+    env: dict[str, str]
+    timeout_seconds: int | None
+    log_bytes: int
+    log_truncated: bool
+
+
+def lock_run(run_id: str) -> Run:
+    return Run.objects.select_for_update().get(pk=run_id)
+
+
+def _set_status(task_runs: list[TaskRun], run: Run, status: str, **fields) -> list[TaskRun]:
+    """Moves the given task runs (still in their current status) to `status`; emits one event each."""
+    changed = []
+    for tr in task_runs:
+        n = TaskRun.objects.filter(pk=tr.pk, status=tr.status).update(status=status, **fields)
+        if n:
+            tr.status = status
+            for name, value in fields.items():
+                setattr(tr, name, value)
+            event_emit_task_run(tr, run)
+            changed.append(tr)
+    return changed
+
+
+def queue_ready(run: Run, *, after: str | None = None) -> list[Wakeup]:
+    """Queues the pending task runs whose upstream all completed (only those waiting on `after`,
+    when given). Caller holds the run lock. Returns the wake-ups to send on commit."""
+    if run.status not in (PENDING, RUNNING):
+        return []
+    pending = list(TaskRun.objects.filter(run=run, status=PENDING))
+    if after:
+        pending = [tr for tr in pending if after in tr.upstream]
+    if not pending:
+        return []
+    needed = {u for tr in pending for u in tr.upstream}
+    done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
+    ready = [tr for tr in pending if set(tr.upstream) <= done]
+    now = now_ms()
+    queued = _set_status(ready, run, QUEUED, queued_at=now, dispatched_at=now)
+    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in queued]
+
+
+@transaction.atomic
+def run_start(*, run_id: str) -> None:
+    """Queues a freshly scheduled run's roots (a second transaction, so that scheduling itself
+    yields `pending` everywhere, as the spec says)."""
+    run = lock_run(run_id)
+    send_on_commit(queue_ready(run))
+
+
+def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
+    """queued -> running for exactly one message. None when this message is stale or a duplicate."""
+    row = TaskRun.objects.filter(pk=task_run_id).values("run_id", "status", "attempts", "run__status").first()
+    if row is None or row["status"] != QUEUED or row["attempts"] != attempt:
+        return None
+    with transaction.atomic():
+        # The run row is locked only for its first start; later claims touch just their own row.
+        if row["run__status"] == PENDING:
+            run = lock_run(row["run_id"])
+        else:
+            run = Run.objects.get(pk=row["run_id"])
+        now = now_ms()
+        n = TaskRun.objects.filter(pk=task_run_id, status=QUEUED, attempts=attempt).update(
+            status=RUNNING,
+            attempts=F("attempts") + 1,
+            agent_id=agent_id,
+            start_time=now,
+            end_time=None,
+            exit_code=None,
+        )
+        if not n:
+            return None
+        tr = TaskRun.objects.get(pk=task_run_id)
+        event_emit_task_run(tr, run)
+        # spec (CONTRACT): a run is pending until its first task run starts executing
+        if run.status == PENDING and Run.objects.filter(pk=run.pk, status=PENDING).update(status=RUNNING):
+            run.status = RUNNING
+            event_emit_run(run)
+    return Execution(
+        task_run_id=tr.id,
+        run_id=run.run_id,
+        attempt=tr.attempts,
+        max_attempts=tr.max_attempts,
+        command=tr.command,
+        env=tr.env,
+        timeout_seconds=tr.timeout_seconds,
+        log_bytes=tr.log_bytes,
+        log_truncated=tr.log_truncated,
+    )
+
+
+def still_mine(*, task_run_id: str, attempt: int) -> tuple[bool, bool]:
+    """(still running this attempt, cancel with force) — polled by the agent while the command runs."""
+    row = (
+        TaskRun.objects.filter(pk=task_run_id).values_list("status", "attempts", "run__cancel_force").first()
+    )
+    if row is None:
+        return False, True
+    status, attempts, force = row
+    return status == RUNNING and attempts == attempt, bool(force)
+
+
+@transaction.atomic
+def finish(
+    *, task_run_id: str, attempt: int, ok: bool, exit_code: int | None, retryable: bool = True, note: str = ""
+) -> str | None:
+    """running -> completed | failed (or back to queued for a retry). Returns the new status, or
+    None when this attempt no longer owns the task run (cancelled, or recovered by the sweeper)."""
+    run_id = TaskRun.objects.filter(pk=task_run_id).values_list("run_id", flat=True).first()
+    if run_id is None:
+        return None
+    run = lock_run(run_id)
+    tr = TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).first()
+    if tr is None:
+        return None
+    now = now_ms()
+    if note:
+        append_log(tr, [note])
+    if ok:
+        _set_status([tr], run, COMPLETED, end_time=now, exit_code=exit_code)
+        wakeups = queue_ready(run, after=tr.id)
+        send_on_commit(wakeups)
+        if not wakeups:
+            _complete_run_if_done(run, now)
+        return COMPLETED
+    if retryable and tr.attempts < tr.max_attempts and run.status in (PENDING, RUNNING):
+        delay = tr.retry_delay_seconds
+        _set_status(
+            [tr], run, QUEUED, end_time=now, exit_code=exit_code, agent_id=None,
+            queued_at=now, dispatched_at=now, not_before=now + timedelta(seconds=delay),
+        )  # fmt: skip
+        send_on_commit([Wakeup(tr.id, tr.queue, tr.attempts, countdown=delay)])
+        return QUEUED
+    _set_status([tr], run, FAILED, end_time=now, exit_code=exit_code)
+    fail_run(run, now)
+    return FAILED
+
+
+def _complete_run_if_done(run: Run, now) -> None:
+    if run.status not in (PENDING, RUNNING):
+        return
+    if TaskRun.objects.filter(run=run).exclude(status=COMPLETED).exists():
+        return
+    Run.objects.filter(pk=run.pk).update(status=COMPLETED, end_time=now)
+    run.status, run.end_time = COMPLETED, now
+    event_emit_run(run)
+
+
+def fail_run(run: Run, now) -> None:
+    """spec (CONTRACT): a run fails as soon as a task run fails for good; its dependents never start
+    (pending and queued task runs are cancelled); task runs already running may finish."""
+    if run.status not in (PENDING, RUNNING):
+        return
+    Run.objects.filter(pk=run.pk).update(status=FAILED, end_time=now)
+    run.status, run.end_time = FAILED, now
+    waiting = list(TaskRun.objects.filter(run=run, status__in=(PENDING, QUEUED)))
+    _set_status(waiting, run, CANCELLED, end_time=now)
+    event_emit_run(run)
+
+
+def cancel_locked(run: Run, *, force: bool, now) -> int:
+    """Cancels every unfinished task run of a locked run; running ones are stopped by their agent,
+    which polls `still_mine`. Returns how many task runs were cancelled."""
+    unfinished = list(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL))
+    changed = _set_status(unfinished, run, CANCELLED, end_time=now)
+    if run.status not in TERMINAL:
+        Run.objects.filter(pk=run.pk).update(status=CANCELLED, end_time=now, cancel_force=force)
+        run.status, run.end_time, run.cancel_force = CANCELLED, now, force
+        event_emit_run(run)
+    elif force and not run.cancel_force:
+        Run.objects.filter(pk=run.pk).update(cancel_force=True)
+    return len(changed)
+
+
+@transaction.atomic
+def recover(*, task_run_id: str, agent_id: str) -> str | None:
+    """A task run held by an agent that stopped heartbeating: retried if it has attempts left,
+    else failed. Never left `running`."""
+    tr = TaskRun.objects.filter(pk=task_run_id, status=RUNNING, agent_id=agent_id).first()
+    if tr is None:
+        return None
+    note = f"[orchestrator] agent {agent_id} stopped responding; attempt {tr.attempts} abandoned"
+    return finish(task_run_id=tr.id, attempt=tr.attempts, ok=False, exit_code=None, note=note)
+
+
+def append_log(tr: TaskRun, lines: list[str]) -> None:
+    now = now_ms()
+    TaskLogLine.objects.bulk_create([TaskLogLine(task_run=tr, at=now, line=line) for line in lines])
+    size = sum(len(line.encode()) + 1 for line in lines)
+    TaskRun.objects.filter(pk=tr.pk).update(log_bytes=F("log_bytes") + size)

@@ -1,0 +1,88 @@
+"""Runs, task runs and their captured output. The database is the source of truth for every state;
+Celery messages only wake an agent, which claims a task run with a conditional UPDATE."""
+
+from django.db import models
+
+PENDING, QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = (
+    "pending", "queued", "running", "completed", "failed", "cancelled",
+)  # fmt: skip
+TERMINAL = (COMPLETED, FAILED, CANCELLED)
+
+
+class Run(models.Model):
+    STATUSES = [(s, s) for s in (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED)]
+
+    run_id = models.CharField(primary_key=True, max_length=128)
+    dag_id = models.CharField(max_length=100, null=True, blank=True, db_index=True)  # noqa: DJ001 - null is the API's 'none'
+    status = models.CharField(max_length=16, choices=STATUSES, default=PENDING, db_index=True)
+    context_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null is the API's 'none'
+    context = models.JSONField(default=dict)  # resolved variables, as used by the run
+    parameters = models.JSONField(default=dict)  # the schedule's own parameters (for rerun)
+    env_vars = models.JSONField(default=dict)
+    target_task_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null is the API's 'none'; schedule-task runs
+    timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
+    retries = models.PositiveIntegerField(default=0)
+    retry_delay_seconds = models.PositiveIntegerField(default=0)
+    cancel_force = models.BooleanField(default=False)
+    original_run = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns"
+    )
+    start_time = models.DateTimeField(db_index=True)  # when it was scheduled
+    end_time = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-start_time", "run_id")
+
+    def __str__(self) -> str:
+        return self.run_id
+
+
+class TaskRun(models.Model):
+    STATUSES = [(s, s) for s in (PENDING, QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED)]
+
+    id = models.CharField(primary_key=True, max_length=128)  # <task_id>_<8 hex>
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="task_runs")
+    task_id = models.CharField(max_length=100)
+    command = models.TextField()
+    env = models.JSONField(default=dict)  # resolved parameters and env_vars
+    queue = models.CharField(max_length=100)
+    upstream = models.JSONField(default=list)  # task run ids this one waits for
+    status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
+    attempts = models.PositiveIntegerField(default=0)  # executions claimed so far
+    max_attempts = models.PositiveIntegerField(default=1)
+    retry_delay_seconds = models.PositiveIntegerField(default=0)
+    timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
+    agent_id = models.CharField(max_length=200, null=True, blank=True, db_index=True)  # noqa: DJ001 - null is the API's 'none'
+    queued_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    not_before = models.DateTimeField(null=True, blank=True)  # retry delay
+    start_time = models.DateTimeField(null=True, blank=True)
+    end_time = models.DateTimeField(null=True, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    carried_from = models.CharField(max_length=128, null=True, blank=True)  # noqa: DJ001 - null is the API's 'none'; rerun: reused result
+    log_bytes = models.PositiveIntegerField(default=0)
+    log_truncated = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ("run_id", "id")
+        indexes = [
+            models.Index(fields=["run", "status"], name="orch_taskrun_run_status"),
+            models.Index(fields=["status", "queue", "queued_at"], name="orch_taskrun_queue"),
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class TaskLogLine(models.Model):
+    id = models.BigAutoField(primary_key=True)
+    task_run = models.ForeignKey(TaskRun, on_delete=models.CASCADE, related_name="log_lines")
+    at = models.DateTimeField()
+    line = models.TextField()
+
+    class Meta:
+        ordering = ("id",)
+        indexes = [models.Index(fields=["task_run", "id"], name="orch_tasklog_run_id")]
+
+    def __str__(self) -> str:
+        return f"{self.task_run_id}#{self.id}"

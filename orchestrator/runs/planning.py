@@ -1,0 +1,143 @@
+"""Turns definitions and a schedule request into task runs (CONTRACT parameter precedence)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.definitions.models import ParameterSet, TaskDefinition
+from orchestrator.definitions.validation import ID_RE, Problems
+from orchestrator.runs.models import TaskRun
+from shared.api import errors
+
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+MAX_RETRIES = 20
+MAX_RETRY_DELAY = 24 * 3600
+
+
+@dataclass
+class ScheduleOptions:
+    """The parts of a schedule body shared by schedule-task and schedule-dag."""
+
+    run_id: str | None = None
+    context: str | None = None
+    env_vars: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    timeout_seconds: int | None = None
+    retries: int = 0
+    retry_delay_seconds: int = 0
+
+
+def _integer(p: Problems, body: dict, name: str, *, minimum: int, maximum: int) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or value > maximum:
+        kind = "a positive integer" if minimum == 1 else "a non-negative integer"
+        p.add(name, f"{name} must be {kind} (at most {maximum})")
+        return None
+    return value
+
+
+def parse_options(body: dict, p: Problems) -> ScheduleOptions:
+    opts = ScheduleOptions()
+    run_id = body.get("run_id")
+    if run_id is not None and (not isinstance(run_id, str) or not RUN_ID_RE.match(run_id)):
+        p.add("run_id", "must be 1-128 characters of letters, digits, '_', '.', ':', '-'")
+    else:
+        opts.run_id = run_id
+    opts.context = p.string(body, "context") or None
+    opts.env_vars = p.string_map(body.get("env_vars"), "env_vars")
+    raw_params = body.get("parameters")
+    if raw_params is not None and not isinstance(raw_params, dict):
+        p.add("parameters", "must be an object of string values")
+    else:
+        opts.parameters = raw_params or {}
+    # spec: timeout_seconds is a positive integer (400 with details.field otherwise)
+    opts.timeout_seconds = _integer(p, body, "timeout_seconds", minimum=1, maximum=7 * 24 * 3600)
+    opts.retries = _integer(p, body, "retries", minimum=0, maximum=MAX_RETRIES) or 0
+    opts.retry_delay_seconds = (
+        _integer(p, body, "retry_delay_seconds", minimum=0, maximum=MAX_RETRY_DELAY) or 0
+    )
+    pset_id = p.string(body, "parameter_set") or None
+    if pset_id:
+        pset = ParameterSet.objects.filter(pk=pset_id).first()
+        if pset is None:
+            p.add("parameter_set", f"unknown parameter set: {pset_id}")
+        else:
+            opts.parameters = {**pset.parameters, **opts.parameters}
+    return opts
+
+
+def split_parameters(
+    p: Problems, raw: dict[str, Any], task_ids: set[str], *, default_task: str | None
+) -> dict[str, dict[str, str]]:
+    """`<task_id>.<PARAM>` keys (and, for schedule-task, plain keys for the scheduled task)."""
+    per_task: dict[str, dict[str, str]] = {}
+    for key, value in raw.items():
+        task_id, dot, name = key.rpartition(".")
+        if not dot:
+            task_id, name = default_task or "", key
+        field_name = f"parameters.{key}"
+        if not task_id:
+            p.add(field_name, "keys must have the form <task_id>.<PARAM>")
+        elif task_id not in task_ids:
+            p.add(field_name, f"task {task_id} is not part of this run")
+        else:
+            checked = p.string_map({name: value}, "parameters")
+            per_task.setdefault(task_id, {}).update(checked)
+    return per_task
+
+
+def new_task_run_ids(task_ids: list[str]) -> dict[str, str]:
+    """`<task_id>_<8 lowercase hex>` (CONTRACT), re-drawn on the rare clash with an existing id.
+    The fixed-length suffix makes ids of distinct tasks distinct."""
+    ids = {t: f"{t}_{secrets.token_hex(4)}" for t in task_ids}
+    while clashes := set(TaskRun.objects.filter(pk__in=ids.values()).values_list("pk", flat=True)):
+        ids = {t: (f"{t}_{secrets.token_hex(4)}" if v in clashes else v) for t, v in ids.items()}
+    return ids
+
+
+def build_task_runs(
+    *,
+    definitions: dict[str, TaskDefinition],
+    dag_parameters: dict[str, dict[str, str]],
+    context_vars: dict[str, str],
+    schedule_parameters: dict[str, dict[str, str]],
+    opts: ScheduleOptions,
+    queue_override: dict[str, str] | None = None,
+) -> list[TaskRun]:
+    """Unsaved task runs. Precedence, later wins: env_vars, task defaults, DAG task parameters,
+    context variables (through `extends`), schedule parameters."""
+    ids = new_task_run_ids(sorted(definitions))
+    runs = []
+    for task_id, task in sorted(definitions.items()):
+        env = {
+            **opts.env_vars,
+            **task.parameters,
+            **dag_parameters.get(task_id, {}),
+            **context_vars,
+            **schedule_parameters.get(task_id, {}),
+        }
+        runs.append(
+            TaskRun(
+                id=ids[task_id],
+                task_id=task_id,
+                command=task.command,
+                env=env,
+                queue=(queue_override or {}).get(task_id) or task.queue,
+                upstream=[ids[d] for d in task.dependencies],
+                max_attempts=1 + opts.retries,
+                retry_delay_seconds=opts.retry_delay_seconds,
+                timeout_seconds=opts.timeout_seconds,
+            )
+        )
+    return runs
+
+
+def check_task_id(value: Any, field_name: str) -> str:
+    if not isinstance(value, str) or not ID_RE.match(value):
+        raise errors.ValidationFailed(f"{field_name} is required and must be a task id", field=field_name)
+    return value

@@ -1,0 +1,131 @@
+"""Reads over runs, task runs, logs and queues."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Count, Q, QuerySet
+from django.http import QueryDict
+
+from orchestrator.agents.models import Agent
+from orchestrator.definitions.models import TaskDefinition
+from orchestrator.definitions.querying import sort_order
+from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskLogLine, TaskRun
+from shared.api import errors
+from shared.api.pagination import parse_int
+from shared.api.time import now_ms, parse_iso
+
+RUN_SORTS = {
+    "run_id": "run_id",
+    "dag_id": "dag_id",
+    "status": "status",
+    "start_time": "start_time",
+    "end_time": "end_time",
+}
+RUN_STATUSES = ("pending", "running", "completed", "failed", "cancelled")
+
+
+def with_counts(qs: QuerySet[Run]) -> QuerySet[Run]:
+    return qs.annotate(
+        task_count=Count("task_runs"),
+        completed_tasks=Count("task_runs", filter=Q(task_runs__status=COMPLETED)),
+        failed_tasks=Count("task_runs", filter=Q(task_runs__status=FAILED)),
+    )
+
+
+def run_list(*, params: QueryDict) -> QuerySet[Run]:
+    qs = Run.objects.all()
+    status = params.get("status")
+    if status:
+        if status not in RUN_STATUSES:
+            raise errors.ValidationFailed(f"status must be one of {', '.join(RUN_STATUSES)}", field="status")
+        qs = qs.filter(status=status)
+    if params.get("dag_id"):
+        qs = qs.filter(dag_id=params["dag_id"])
+    since = parse_iso(params.get("since"), "since")
+    until = parse_iso(params.get("until"), "until")
+    if since:
+        qs = qs.filter(start_time__gte=since)
+    if until:
+        qs = qs.filter(start_time__lte=until)
+    return with_counts(qs).order_by(*sort_order(params, allowed=RUN_SORTS, default=["-start_time", "run_id"]))
+
+
+def run_get(run_id: str) -> Run:
+    run = with_counts(Run.objects.filter(pk=run_id)).first()
+    if run is None:
+        raise errors.NotFound(f"Run {run_id} not found.")
+    return run
+
+
+def task_runs_of(run: Run) -> list[TaskRun]:
+    return list(run.task_runs.order_by("start_time", "task_id"))
+
+
+def logs_by_task_run(task_run_ids: list[str]) -> dict[str, str]:
+    joined: dict[str, list[str]] = {t: [] for t in task_run_ids}
+    for tr_id, line in (
+        TaskLogLine.objects.filter(task_run_id__in=task_run_ids)
+        .order_by("id")
+        .values_list("task_run_id", "line")
+    ):
+        joined[tr_id].append(line)
+    return {t: "\n".join(lines) for t, lines in joined.items()}
+
+
+def task_run_get(task_run_id: str) -> TaskRun:
+    tr = TaskRun.objects.filter(pk=task_run_id).first()
+    if tr is None:
+        raise errors.NotFound(f"Task run {task_run_id} not found.")
+    return tr
+
+
+def task_logs(*, task_run: TaskRun, params: QueryDict) -> tuple[list[str], bool]:
+    """Lines (oldest first) after `since`, the last `tail` of them when asked. `has_more` is true
+    when stored lines were left out by `tail` or the task run may still write more."""
+    tail = parse_int(params, "tail", 0, minimum=1, maximum=100_000) if params.get("tail") else None
+    since = parse_iso(params.get("since"), "since")
+    qs = TaskLogLine.objects.filter(task_run=task_run)
+    if since:
+        qs = qs.filter(at__gt=since)
+    if tail:
+        lines = list(qs.order_by("-id").values_list("line", flat=True)[: tail + 1])
+        omitted = len(lines) > tail
+        lines = list(reversed(lines[:tail]))
+    else:
+        lines, omitted = list(qs.order_by("id").values_list("line", flat=True)), False
+    return lines, omitted or task_run.status not in ("completed", "failed", "cancelled")
+
+
+def live_agents() -> QuerySet[Agent]:
+    cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
+    return Agent.objects.filter(status="active", last_heartbeat__gte=cutoff)
+
+
+def queue_overview() -> list[dict]:
+    """Lengths and positions from the database; consumers are the live agents on each queue."""
+    queued = list(
+        TaskRun.objects.filter(status=QUEUED).order_by("queued_at", "id").values_list("queue", "id", "run_id")
+    )
+    consumers: dict[str, int] = {}
+    for queues in live_agents().values_list("queues", flat=True):
+        for name in queues:
+            consumers[name] = consumers.get(name, 0) + 1
+    names = (
+        set(consumers)
+        | {q for q, _, _ in queued}
+        | set(TaskDefinition.objects.values_list("queue", flat=True))
+    )
+    by_queue: dict[str, list[dict]] = {name: [] for name in names}
+    for name, tr_id, run_id in queued:
+        by_queue[name].append({"task_run_id": tr_id, "dag_run_id": run_id, "position": len(by_queue[name])})
+    return [
+        {
+            "name": name,
+            "length": len(by_queue[name]),
+            "consumer_count": consumers.get(name, 0),
+            "tasks": by_queue[name],
+        }
+        for name in sorted(names)
+    ]

@@ -1,0 +1,22 @@
+import os
+
+from celery import shared_task
+
+from orchestrator.runs import executor
+
+# A long command must not be cut by Celery's global time limit: the task run's own
+# `timeout_seconds` governs it (and the sweeper covers a worker that dies).
+DAY = 24 * 3600
+
+
+@shared_task(
+    name="orchestrator.runs.execute_task_run",
+    ignore_result=True,
+    time_limit=DAY,
+    soft_time_limit=DAY - 60,
+    bind=True,
+)
+def execute_task_run(self, task_run_id: str, attempt: int) -> None:
+    """Idempotent: the claim is a conditional UPDATE on (status=queued, attempts=attempt)."""
+    agent_id = os.environ.get("ORCH_AGENT_ID") or self.request.hostname
+    executor.execute(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)

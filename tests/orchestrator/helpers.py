@@ -1,0 +1,79 @@
+"""Helpers shared by the orchestrator's definitions/runs/agents tests: real API calls and real
+agent processes (`manage_orch.py run_agent`) against the test database and Redis."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+
+from orchestrator.security.models import ApiKey
+from shared.auth import apikeys
+from tests.support.processes import ServiceProcess, child_env, wait_for
+
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+def assert_error(response, status: int, code: str, field: str | None = None) -> dict:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["error"] is True and body["code"] == code and isinstance(body["message"], str), body
+    assert isinstance(body["details"], dict)
+    if field is not None:
+        assert body["details"]["field"] == field, body
+        assert any(e["field"] == field for e in body["details"]["errors"]), body
+    return body
+
+
+def api_key(role: str) -> str:
+    key = apikeys.generate("ork")
+    ApiKey.objects.create(name=f"{role}-{uuid.uuid4().hex[:8]}", role=role, prefix=key.prefix, key_hash=key.hashed)
+    return key.plaintext
+
+
+def put_task(api, task_id: str, command: str = "true", **fields) -> dict:
+    response = api.put(f"/api/tasks/{task_id}", {"command": command, **fields}, format="json")
+    assert response.status_code in (200, 201), response.content
+    return response.json()
+
+
+def put_dag(api, dag_id: str, tasks: list, **fields) -> dict:
+    response = api.put(f"/api/dags/{dag_id}", {"tasks": tasks, **fields}, format="json")
+    assert response.status_code in (200, 201), response.content
+    return response.json()
+
+
+def run_detail(api, run_id: str, **query) -> dict:
+    response = api.get(f"/api/runs/{run_id}", {"include_tasks": "true", **query})
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def wait_run(api, run_id: str, *, timeout: float = 30, statuses=TERMINAL) -> dict:
+    def done():
+        body = run_detail(api, run_id)
+        return body if body["status"] in statuses else None
+
+    return wait_for(done, timeout=timeout, what=f"run {run_id} to reach {statuses}")
+
+
+def tasks_by_id(run: dict) -> dict[str, dict]:
+    return {t["task_id"]: t for t in run["tasks"]}
+
+
+def start_agent(name: str, queues: str, env: dict[str, str], *, concurrency: int = 2) -> ServiceProcess:
+    args = [sys.executable, "manage_orch.py", "run_agent", "--queues", queues, "--name", name,
+            "--concurrency", str(concurrency), "--no-control"]  # fmt: skip
+    agent_env = {
+        "ORCH_AGENT_HEARTBEAT_SECONDS": "1",
+        "ORCH_TASK_CANCEL_POLL_SECONDS": "0.2",
+        "ORCH_TASK_LOG_FLUSH_SECONDS": "0.2",
+        "ORCH_AGENT_TAGS": "zone:test,role:agent",
+        **env,
+    }
+    return ServiceProcess(name, args, child_env(agent_env))
+
+
+def wait_agent_ready(agent: ServiceProcess, timeout: float = 60) -> None:
+    """Ready when Celery says so in its log (the heartbeat row alone does not prove consumption)."""
+    wait_for(lambda: "ready." in agent.log_text() or not agent.alive(), timeout=timeout, what=f"{agent.name} ready")
+    assert agent.alive(), agent.log_text()
