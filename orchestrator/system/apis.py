@@ -7,27 +7,39 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from orchestrator.system import selectors
 from shared.health import probe_database
 
 STARTED_AT = time.monotonic()
 
 
+def _backend_status(ok: bool) -> str:
+    return "healthy" if ok else "unhealthy"
+
+
+def _overall(backend_ok: bool, agents: str) -> str:
+    if not backend_ok:
+        return "unhealthy"
+    return "healthy" if agents == "healthy" else "degraded"
+
+
 class HealthApi(APIView):
-    """Exempt from security (CONTRACT)."""
+    """Exempt from security (CONTRACT). 503 only when the database is unreachable; no agents is
+    `degraded` (the API still works; queued tasks wait)."""
 
     public = True
     authentication_classes: list = []
 
     def get(self, request: Request) -> Response:
         db = probe_database()
-        status = "healthy" if db.ok else "unhealthy"
+        agents = selectors.agents_status(selectors.agent_counts()) if db.ok else "unknown"
         return Response(
             {
-                "status": status,
+                "status": _overall(db.ok, agents),
                 "components": {
-                    "backend": "healthy" if db.ok else "unhealthy",
+                    "backend": _backend_status(db.ok),
                     "orchestrator": "healthy",
-                    "agents": "unknown",
+                    "agents": agents,
                 },
             },
             status=200 if db.ok else 503,
@@ -37,15 +49,32 @@ class HealthApi(APIView):
 class StatusApi(APIView):
     def get(self, request: Request) -> Response:
         db = probe_database()
+        if db.ok:
+            counts, queues = selectors.agent_counts(), selectors.queue_lengths()
+            agents = selectors.agents_status(counts)
+        else:  # nothing more can be read; answer with what is known
+            counts, queues, agents = {"count": 0, "active": 0, "inactive": 0}, [], "unknown"
         return Response(
             {
-                "status": "healthy" if db.ok else "degraded",
+                "status": _overall(db.ok, agents),
                 "version": settings.SERVICE_VERSION,
                 "uptime_seconds": int(time.monotonic() - STARTED_AT),
                 "backend": {
-                    "type": settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1],
-                    "status": "healthy" if db.ok else "unhealthy",
+                    "type": selectors.backend_type(),
+                    "status": _backend_status(db.ok),
                     "latency_ms": round(db.latency_ms, 3),
                 },
+                "components": {
+                    # one orchestrator process answers this request; the count is of instances seen
+                    "orchestrator": {"status": "healthy", "count": 1},
+                    "agents": {"status": agents, **counts},
+                    "ui": {"status": "healthy"},  # the API docs (/docs) and admin UI are served here
+                },
+                "queues": {"total_pending_tasks": sum(q["length"] for q in queues), "queues": queues},
             }
         )
+
+
+class MetricsApi(APIView):
+    def get(self, request: Request) -> Response:
+        return Response(selectors.metrics_snapshot())

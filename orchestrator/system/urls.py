@@ -5,4 +5,5 @@ from orchestrator.system import apis
 urlpatterns = [
     path("health", apis.HealthApi.as_view(), name="health"),
     path("status", apis.StatusApi.as_view(), name="status"),
+    path("metrics", apis.MetricsApi.as_view(), name="metrics"),
 ]
