@@ -18,3 +18,15 @@ SESSION_COOKIE_SECURE = env.bool("CASE_SECURE_COOKIES", default=True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CASE_DB_CONN_MAX_AGE", default=60)
+
+# Under ASGI each request's sync code runs in a fresh thread, so per-thread persistent connections are
+# never reused (a new PostgreSQL connection per request). Django's psycopg pool fixes that; see
+# docs/benchmarks.md. CASE_DB_POOL_MAX_SIZE=0 turns the pool off (then CASE_DB_CONN_MAX_AGE applies).
+DB_POOL_MAX_SIZE = env.int("CASE_DB_POOL_MAX_SIZE", default=8)
+if DB_POOL_MAX_SIZE > 0:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DB_POOL_MAX_SIZE,
+        "timeout": env.float("CASE_DB_POOL_TIMEOUT", default=10.0),
+    }
