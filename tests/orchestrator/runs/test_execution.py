@@ -210,3 +210,51 @@ def test_cancel_stops_a_running_sleep_and_pending_tasks_never_start(agents, api)
     wait_for(lambda: not pid_alive(pid), timeout=10, what="sleep 30 to die")
     assert tasks_by_id(run_detail(api, run_id))["after-long"]["start_time"] is None
     assert api.post(f"/api/cancel-run/{run_id}").status_code == 409
+
+
+def test_rerun_failed_only_and_from_task_execute_exactly_the_right_tasks(agents, api):
+    flag = Path(tempfile.mkdtemp()) / "fixed"
+    put_task(api, "x1", "echo x1")
+    put_task(api, "x2", f"test -f {flag}", dependencies=["x1"])
+    put_task(api, "x3", "echo x3", dependencies=["x2"])
+    put_task(api, "x4", "echo x4")
+    put_dag(api, "rerunnable", ["x1", "x2", "x3", "x4"])
+    first = wait_run(api, schedule_dag(api, "rerunnable")["run_id"])
+    assert first["status"] == "failed"
+    assert tasks_by_id(first)["x4"]["status"] == "completed"
+
+    flag.touch()
+    response = api.post(f"/api/rerun/{first['run_id']}", {"failed_only": True}, format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["original_run_id"] == first["run_id"] and body["status"] == "pending" and body["success"] is True
+    second = wait_run(api, body["new_run_id"])
+    assert second["status"] == "completed" and second["original_run_id"] == first["run_id"]
+    executed = set(Event.objects.filter(run_id=second["run_id"], type="task.running").values_list("task_id", flat=True))
+    assert executed == {"x2", "x3"}
+    t = tasks_by_id(second)
+    assert set(t) == {"x1", "x2", "x3"}  # x4 completed and is not upstream of what failed
+    assert t["x1"]["attempts"] == 0 and "carried over from" in logs(api, t["x1"]["task_run_id"])["logs"]
+
+    response = api.post(f"/api/rerun/{second['run_id']}", {"from_task": "x2"}, format="json")
+    third = wait_run(api, response.json()["new_run_id"])
+    assert third["status"] == "completed"
+    executed = set(Event.objects.filter(run_id=third["run_id"], type="task.running").values_list("task_id", flat=True))
+    assert executed == {"x2", "x3"}
+
+    response = api.post(f"/api/rerun/{third['run_id']}", {"from_task": "x3"}, format="json")
+    fourth = wait_run(api, response.json()["new_run_id"])
+    executed = set(Event.objects.filter(run_id=fourth["run_id"], type="task.running").values_list("task_id", flat=True))
+    assert executed == {"x3"} and fourth["status"] == "completed"
+
+
+def test_rerun_everything_by_default(agents, api):
+    put_task(api, "solo1", "echo one")
+    put_task(api, "solo2", "echo two", dependencies=["solo1"])
+    first = wait_run(api, schedule_task(api, "solo2")["run_id"])
+    response = api.post(f"/api/rerun/{first['run_id']}")
+    second = wait_run(api, response.json()["new_run_id"])
+    assert second["status"] == "completed"
+    executed = set(Event.objects.filter(run_id=second["run_id"], type="task.running").values_list("task_id", flat=True))
+    assert executed == {"solo1", "solo2"}
+    assert second["dag_id"] is None

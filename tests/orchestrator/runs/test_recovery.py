@@ -1,0 +1,75 @@
+"""Kill -9 an agent while its task runs: the sweeper recovers the task run."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from orchestrator.agents.services import agents_sweep
+from orchestrator.events.models import Event
+from orchestrator.runs.models import TaskRun
+from tests.orchestrator.helpers import put_task, start_agent, tasks_by_id, wait_agent_ready, wait_run
+from tests.support.processes import wait_for
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def kill_queue_agents(subprocess_env):
+    token = uuid.uuid4().hex[:6]
+    queue = f"killq-{token}"
+    procs = {name: start_agent(name, queue, subprocess_env, concurrency=1) for name in (f"k1-{token}", f"k2-{token}")}
+    try:
+        for proc in procs.values():
+            wait_agent_ready(proc)
+        yield queue, procs
+    finally:
+        for proc in procs.values():
+            proc.stop()
+
+
+def test_sweeper_recovers_a_task_run_whose_agent_was_killed(kill_queue_agents, api, settings):
+    queue, procs = kill_queue_agents
+    settings.AGENT_STALE_SECONDS = 3
+    put_task(api, "victim", "sleep 2; echo survived", queue=queue)
+    response = api.post("/api/schedule-task", {"task_id": "victim", "retries": 1}, format="json")
+    run_id, tr_id = response.json()["run_id"], response.json()["task_run_id"]
+
+    holder = wait_for(lambda: TaskRun.objects.filter(pk=tr_id, status="running").values_list("agent_id", flat=True).first(),
+                      timeout=20, what="victim to start")  # fmt: skip
+    victim_agent = next(p for name, p in procs.items() if holder.startswith(name + "@"))
+    victim_agent.kill()  # SIGKILL to the worker's whole process group
+    victim_agent.proc.wait(timeout=10)
+
+    # The sweeper (called here as the beat task would) recovers it once the agent is stale.
+    wait_for(lambda: agents_sweep()["task_runs_recovered"] or TaskRun.objects.get(pk=tr_id).attempts > 1,
+             timeout=20, interval=0.5, what="sweeper to recover the task run")  # fmt: skip
+    run = wait_run(api, run_id, timeout=30)
+    assert run["status"] == "completed", run
+    task = tasks_by_id(run)["victim"]
+    assert task["attempts"] == 2
+    survivor = TaskRun.objects.get(pk=tr_id).agent_id
+    assert survivor != holder
+    assert "stopped responding" in api.get(f"/api/tasks/{tr_id}/logs").json()["logs"]
+    assert not TaskRun.objects.filter(status="running").exists()
+    # agent.offline is emitted exactly once, however often the sweeper runs
+    agents_sweep()
+    assert Event.objects.filter(type="agent.offline", data__agent_id=holder).count() == 1
+    agents = {a["agent_id"]: a for a in api.get("/api/agents").json()["agents"]}
+    assert agents[holder]["status"] == "offline" and agents[survivor]["status"] == "active"
+
+
+def test_without_attempts_left_the_recovered_task_run_fails_the_run(kill_queue_agents, api, settings):
+    queue, procs = kill_queue_agents
+    settings.AGENT_STALE_SECONDS = 3
+    put_task(api, "victim2", "sleep 2", queue=queue)
+    response = api.post("/api/schedule-task", {"task_id": "victim2"}, format="json")
+    run_id, tr_id = response.json()["run_id"], response.json()["task_run_id"]
+    holder = wait_for(lambda: TaskRun.objects.filter(pk=tr_id, status="running").values_list("agent_id", flat=True).first(),
+                      timeout=20, what="victim2 to start")  # fmt: skip
+    next(p for name, p in procs.items() if holder.startswith(name + "@")).kill()
+    wait_for(lambda: agents_sweep()["task_runs_recovered"], timeout=20, interval=0.5, what="recovery")
+    run = wait_run(api, run_id)
+    assert run["status"] == "failed"
+    assert tasks_by_id(run)["victim2"]["status"] == "failed"
