@@ -11,7 +11,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 
 from shared.api import errors
-from shared.api.handler import error_response
+from shared.api.handler import error_response, to_application_error
 
 logger = logging.getLogger("shared.api")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -34,8 +34,10 @@ class RequestIDMiddleware:
         # Exceptions escaping non-DRF views: keep the CONTRACT shape and never leak a traceback.
         if isinstance(exception, RequestDataTooBig):
             return error_response(errors.PayloadTooLarge())
-        if isinstance(exception, errors.ApplicationError):
-            return error_response(exception)
+        # Http404 / PermissionDenied raised by non-DRF views (e.g. Django admin) are 404 / 403, not 500.
+        app_error = to_application_error(exception)
+        if app_error is not None:
+            return error_response(app_error)
         logger.exception("Unhandled error (request_id=%s)", getattr(request, "request_id", None))
         return error_response(errors.InternalError())
 
