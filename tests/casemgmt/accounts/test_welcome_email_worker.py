@@ -1,0 +1,90 @@
+"""The welcome email end to end: API -> on_commit -> Redis -> real Celery worker -> real SMTP server."""
+
+from __future__ import annotations
+
+import email
+import re
+import uuid
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from tests.support.processes import free_port, start_celery_worker, wait_for
+
+NEW_PASSWORD = "welcome-aboard-passphrase-2026"
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[email.message.Message] = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
+        self.messages.append(email.message_from_bytes(envelope.original_content))
+        return "250 Message accepted"
+
+
+@pytest.fixture(scope="module")
+def smtp_inbox():
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        yield inbox, controller.port
+    finally:
+        controller.stop()
+
+
+@pytest.fixture(scope="module")
+def mail_worker(subprocess_env, smtp_inbox):
+    """A worker whose settings (from its environment) send mail over SMTP to the local server and
+    which consumes a queue of its own, so the shared case worker never takes these tasks."""
+    _inbox, port = smtp_inbox
+    queue = f"case.mail-{uuid.uuid4().hex[:8]}"
+    env = {
+        **subprocess_env,
+        "CASE_EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "CASE_EMAIL_HOST": "127.0.0.1",
+        "CASE_EMAIL_PORT": str(port),
+        "CASE_ACCOUNTS_EMAIL_QUEUE": queue,
+        "CASE_PUBLIC_BASE_URL": "https://cases.example.test",
+    }
+    worker = start_celery_worker(
+        name="case-mail-worker", app="casemgmt.config", queues=[queue], env=env, concurrency=1
+    )
+    try:
+        yield queue
+    finally:
+        worker.stop()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_new_principal_receives_a_link_that_sets_the_password(
+    api, admin_user, settings, smtp_inbox, mail_worker
+):
+    inbox, _port = smtp_inbox
+    settings.ACCOUNTS_EMAIL_QUEUE = mail_worker
+    address = f"newcomer-{uuid.uuid4().hex[:8]}@example.test"
+    created = api(admin_user).post(
+        "/admin/principals", {"email": address, "displayName": "Nia", "roles": ["viewer"]}, format="json"
+    )
+    assert created.status_code == 201, created.content
+
+    message = wait_for(
+        lambda: next((m for m in inbox.messages if m["To"] == address), None),
+        timeout=60,
+        what="the welcome email",
+    )
+    body = message.get_payload(decode=True).decode()
+    assert message["Subject"].startswith("Welcome to ")
+    link = re.search(r"https://cases\.example\.test/auth/password/set\?token=(\S+)", body)
+    assert link, body
+
+    anon = api(None)
+    response = anon.post(
+        "/auth/password/set", {"token": link.group(1), "newPassword": NEW_PASSWORD}, format="json"
+    )
+    assert response.status_code == 204, response.content
+    login = anon.post("/auth/login", {"email": address, "password": NEW_PASSWORD}, format="json")
+    assert login.status_code == 200
+    assert login.json()["user"]["displayName"] == "Nia"
