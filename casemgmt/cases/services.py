@@ -6,8 +6,8 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F, Max
+from django.db import connection, transaction
+from django.db.models import Max
 
 from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import check_schema, data_changes, merge_patch, search_text, validate_data
@@ -84,16 +84,24 @@ def case_type_create(
     return case_type
 
 
+NEXT_NUMBER_SQL = (
+    f"UPDATE {CaseCounter._meta.db_table} SET last_number = last_number + 1"
+    " WHERE tenant_id = %s AND key = %s RETURNING last_number"
+)
+
+
 def _next_case_number(tenant_id: Any, case_type: CaseType) -> str:
     # The UPDATE takes the row lock: concurrent creators queue here until this transaction ends,
     # so numbers are gap-free (a rollback also rolls the counter back) and never duplicated.
-    CaseCounter.objects.bulk_create(
-        [CaseCounter(tenant_id=tenant_id, key=case_type.key)], ignore_conflicts=True
-    )
-    counter = CaseCounter.objects.filter(tenant_id=tenant_id, key=case_type.key)
-    counter.update(last_number=F("last_number") + 1)
-    number = counter.values_list("last_number", flat=True).get()
-    return f"{case_type.prefix}-{number:06d}"
+    # (SQLite has one writer at a time, so the same holds there.)
+    with connection.cursor() as cursor:
+        tenant_param = CaseCounter._meta.get_field("tenant").get_db_prep_value(tenant_id, connection)
+        cursor.execute(NEXT_NUMBER_SQL, [tenant_param, case_type.key])
+        row = cursor.fetchone()
+    if row is None:  # a counter row is made with the case type; this covers rows loaded otherwise
+        _lock_counter(tenant_id, case_type.key)
+        return _next_case_number(tenant_id, case_type)
+    return f"{case_type.prefix}-{row[0]:06d}"
 
 
 def _default_display_name(case_type: CaseType, number: str, data: dict[str, Any]) -> str:
