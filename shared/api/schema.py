@@ -26,3 +26,11 @@ class AutoSchema(SpectacularAutoSchema):
 
     def get_filter_backends(self) -> list:
         return []
+
+    def get_serializer_name(self, serializer: Any, direction: str) -> str:
+        # Every view's nested `InputSerializer` would otherwise become one shared "Input" component;
+        # name nested serializers after their view instead (LoginApi.InputSerializer -> LoginInput).
+        cls = serializer if isinstance(serializer, type) else type(serializer)
+        if "." in cls.__qualname__ and "<locals>" not in cls.__qualname__:
+            return cls.__qualname__.replace("Api.", "").replace(".", "")
+        return super().get_serializer_name(serializer, direction)
