@@ -223,11 +223,10 @@ def principal_update(
 
 
 def _release_tasks(*, user: User, actor: User) -> None:
-    """spec: a disabled principal's tasks go back to the pool (the workflows app owns tasks)."""
-    try:
-        from casemgmt.workflows.services import tasks_release_for_user  # type: ignore[attr-defined]
-    except ImportError:
-        return
+    # CALL SITE (workflows app): spec "the user's tasks are reassigned by workflow rules" on disable.
+    # Imported here because the workflows app depends on accounts, not the other way round.
+    from casemgmt.workflows.services import tasks_release_for_user
+
     tasks_release_for_user(user=user, actor=str(actor.id))
 
 

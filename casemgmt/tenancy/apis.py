@@ -74,7 +74,7 @@ class TerminologyApi(APIView):
 
     # CONTRACT: PUT replaces all seven keys, each a string of 1..50 characters.
     InputSerializer = type(
-        "InputSerializer",
+        "TerminologyInputSerializer",
         (StrictSerializer,),
         {key: StrictCharField(min_length=1, max_length=50) for key in DEFAULT_TERMINOLOGY},
     )
