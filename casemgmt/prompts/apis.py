@@ -23,8 +23,12 @@ class TemplateInput(serializers.Serializer):
     description = serializers.CharField(required=False, allow_blank=True, default="")
     template = serializers.CharField(max_length=100_000, trim_whitespace=False)
     model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
-    temperature = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=2)
-    maxTokens = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=1_000_000)
+    temperature = serializers.FloatField(
+        required=False, allow_null=True, default=None, min_value=0, max_value=2
+    )
+    maxTokens = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=1_000_000
+    )
 
     def fields_for_service(self) -> dict[str, Any]:
         data = self.validated_data
@@ -37,7 +41,9 @@ class TemplateInput(serializers.Serializer):
         }
 
 
-def template_out(template: PromptTemplate, *, created_at: Any = None, latest: int | None = None, full: bool = True) -> dict[str, Any]:
+def template_out(
+    template: PromptTemplate, *, created_at: Any = None, latest: int | None = None, full: bool = True
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": template.name,
         "description": template.description,
@@ -62,7 +68,9 @@ class PromptTemplateListCreateApi(APIView):
 
     def get(self, request):
         rows = prompt_template_latest(tenant_id=request.user.tenant_id)
-        return Response([template_out(t, created_at=first, latest=t.version, full=False) for t, first in rows])
+        return Response(
+            [template_out(t, created_at=first, latest=t.version, full=False) for t, first in rows]
+        )
 
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
@@ -87,7 +95,9 @@ class PromptTemplateDetailApi(APIView):
     def put(self, request, name: str):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        template = prompt_template_new_version(user=request.user, name=name, **serializer.fields_for_service())
+        template = prompt_template_new_version(
+            user=request.user, name=name, **serializer.fields_for_service()
+        )
         return Response(template_out(template, latest=template.version))
 
 

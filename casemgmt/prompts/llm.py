@@ -73,7 +73,9 @@ def _reply(response: httpx.Response) -> Reply:
     if response.status_code == 429 or response.status_code >= 500:
         raise LLMTransient(f"language model answered HTTP {response.status_code}")
     if response.status_code >= 400:
-        raise LLMBadReply(f"language model refused the request: HTTP {response.status_code}: {response.text[:200]}")
+        raise LLMBadReply(
+            f"language model refused the request: HTTP {response.status_code}: {response.text[:200]}"
+        )
     try:
         payload = response.json()
         content = payload["choices"][0]["message"]["content"]

@@ -21,12 +21,16 @@ class PromptTemplate(models.Model):
     temperature = models.FloatField(null=True, blank=True)
     max_tokens = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
 
     class Meta:
         ordering = ("name", "version")
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "name", "version"], name="prompt_template_unique_version")
+            models.UniqueConstraint(
+                fields=["tenant", "name", "version"], name="prompt_template_unique_version"
+            )
         ]
 
     def __str__(self) -> str:

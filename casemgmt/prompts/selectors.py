@@ -10,7 +10,9 @@ from casemgmt.prompts.models import PromptTemplate
 from shared.api.errors import NotFound
 
 
-def prompt_template_get_or_none(*, tenant_id: Any, name: str, version: int | None = None) -> PromptTemplate | None:
+def prompt_template_get_or_none(
+    *, tenant_id: Any, name: str, version: int | None = None
+) -> PromptTemplate | None:
     """A given version, or the latest when `version` is None."""
     versions = PromptTemplate.objects.filter(tenant_id=tenant_id, name=name)
     if version is not None:
@@ -33,7 +35,9 @@ def prompt_template_latest(*, tenant_id: Any) -> list[tuple[PromptTemplate, Any]
         .annotate(latest=Max("version"), first_created=Min("created_at"), versions=Count("id"))
     )
     firsts = {row["name"]: row for row in stats}
-    latest = PromptTemplate.objects.filter(tenant_id=tenant_id, version__in={r["latest"] for r in stats}).order_by("name")
+    latest = PromptTemplate.objects.filter(
+        tenant_id=tenant_id, version__in={r["latest"] for r in stats}
+    ).order_by("name")
     return [(t, firsts[t.name]["first_created"]) for t in latest if firsts[t.name]["latest"] == t.version]
 
 
@@ -44,6 +48,8 @@ def prompt_template_first_created(*, template: PromptTemplate) -> Any:
 
 def prompt_template_latest_version(*, template: PromptTemplate) -> int:
     return (
-        PromptTemplate.objects.filter(tenant_id=template.tenant_id, name=template.name).aggregate(v=Max("version"))["v"]
+        PromptTemplate.objects.filter(tenant_id=template.tenant_id, name=template.name).aggregate(
+            v=Max("version")
+        )["v"]
         or template.version
     )

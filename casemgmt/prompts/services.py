@@ -19,7 +19,9 @@ NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,99}$")
 def _check(name: str, template: str) -> None:
     errors = []
     if not NAME_RE.match(name):
-        errors.append({"field": "name", "error": "must be a letter followed by up to 99 of A-Z a-z 0-9 _ . -"})
+        errors.append(
+            {"field": "name", "error": "must be a letter followed by up to 99 of A-Z a-z 0-9 _ . -"}
+        )
     try:
         check_template(template)
     except TemplateError as exc:
@@ -46,7 +48,9 @@ def _save(user: Any, name: str, version: int, fields: dict[str, Any]) -> PromptT
 def prompt_template_create(*, user: Any, name: str, **fields: Any) -> PromptTemplate:
     _check(name, fields["template"])
     if prompt_template_get_or_none(tenant_id=user.tenant_id, name=name):
-        raise AlreadyExists(f"Prompt template {name!r} already exists; PUT creates a new version.", field="name")
+        raise AlreadyExists(
+            f"Prompt template {name!r} already exists; PUT creates a new version.", field="name"
+        )
     try:
         with transaction.atomic():
             return _save(user, name, 1, fields)

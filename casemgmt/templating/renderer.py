@@ -175,7 +175,9 @@ def _path(word: str, offset: int) -> Path:
     return Path(parents, segments, this=this, data=data)
 
 
-def _parse_args(tokens: list[tuple[str, Any]], pos: int, offset: int, until: str | None) -> tuple[list[Any], int]:
+def _parse_args(
+    tokens: list[tuple[str, Any]], pos: int, offset: int, until: str | None
+) -> tuple[list[Any], int]:
     args: list[Any] = []
     while pos < len(tokens):
         kind, value = tokens[pos]
@@ -207,7 +209,12 @@ def _expression(text: str, offset: int) -> Any:
     parts, _ = _parse_args(_lex(text, offset), 0, offset, None)
     if not parts:
         raise TemplateError(f"empty expression at offset {offset}")
-    if len(parts) == 1 and not (isinstance(parts[0], Path) and parts[0].segments[:1] and parts[0].segments[0] in HELPERS and len(parts[0].segments) == 1):
+    if len(parts) == 1 and not (
+        isinstance(parts[0], Path)
+        and parts[0].segments[:1]
+        and parts[0].segments[0] in HELPERS
+        and len(parts[0].segments) == 1
+    ):
         return parts[0]
     return _call(parts, offset)
 
@@ -292,7 +299,9 @@ HELPERS: dict[str, Any] = {
 
 def truthy(value: Any) -> bool:
     """Handlebars truthiness: null, false, "", 0 and [] are false."""
-    return not (value is None or value is False or value == "" or value == [] or (_number(value) and value == 0))
+    return not (
+        value is None or value is False or value == "" or value == [] or (_number(value) and value == 0)
+    )
 
 
 # ---------------------------------------------------------------------------- evaluation

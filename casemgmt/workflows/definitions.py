@@ -40,7 +40,9 @@ def _check_step(index: int, step: dict[str, Any], tenant_id: Any) -> list[dict[s
     at = f"steps[{index}]"
     errors: list[dict[str, str]] = []
     if not isinstance(step.get("id"), str) or not STEP_ID_RE.match(step["id"]):
-        errors.append({"field": f"{at}.id", "error": "must be a letter followed by up to 99 of A-Z a-z 0-9 _ -"})
+        errors.append(
+            {"field": f"{at}.id", "error": "must be a letter followed by up to 99 of A-Z a-z 0-9 _ -"}
+        )
     if not isinstance(step.get("name"), str) or not step["name"].strip():
         errors.append({"field": f"{at}.name", "error": "must be a non-empty string"})
     deps = step.get("dependsOn")
@@ -77,7 +79,9 @@ def _graph_errors(steps: list[dict[str, Any]]) -> list[dict[str, str]]:
             if dep not in seen:
                 errors.append({"field": f"steps[{index}].dependsOn", "error": f"unknown step {dep!r}"})
             elif dep == step.get("id"):
-                errors.append({"field": f"steps[{index}].dependsOn", "error": "a step cannot depend on itself"})
+                errors.append(
+                    {"field": f"steps[{index}].dependsOn", "error": "a step cannot depend on itself"}
+                )
     if not errors:
         cycle = _find_cycle(steps)
         if cycle:
@@ -115,7 +119,9 @@ def publish_errors(definition: dict[str, Any], *, tenant_id: Any) -> list[dict[s
     if not isinstance(raw, list) or not raw:
         return [{"field": "steps", "error": "a workflow needs at least one step"}]
     errors = [
-        {"field": f"steps[{i}]", "error": "must be an object"} for i, step in enumerate(raw) if not isinstance(step, dict)
+        {"field": f"steps[{i}]", "error": "must be an object"}
+        for i, step in enumerate(raw)
+        if not isinstance(step, dict)
     ]
     if errors:
         return errors
@@ -125,6 +131,8 @@ def publish_errors(definition: dict[str, Any], *, tenant_id: Any) -> list[dict[s
     if not errors:
         errors += _graph_errors(steps)
     outcomes = definition.get("outcomes")
-    if outcomes is not None and not (isinstance(outcomes, list) and all(isinstance(o, str) and o for o in outcomes)):
+    if outcomes is not None and not (
+        isinstance(outcomes, list) and all(isinstance(o, str) and o for o in outcomes)
+    ):
         errors.append({"field": "outcomes", "error": "must be a list of non-empty strings"})
     return errors

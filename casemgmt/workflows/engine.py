@@ -121,7 +121,9 @@ def _maybe_auto_close(*, case: Any, rows: list[CaseStep], actor: str) -> None:
     from casemgmt.cases.models import Case
 
     closed_at = now_ms()
-    if not Case.objects.filter(pk=case.pk, status=Case.ACTIVE).update(status=Case.CLOSED, closed_at=closed_at):
+    if not Case.objects.filter(pk=case.pk, status=Case.ACTIVE).update(
+        status=Case.CLOSED, closed_at=closed_at
+    ):
         return
     case.status, case.closed_at = Case.CLOSED, closed_at
     record(
@@ -129,7 +131,10 @@ def _maybe_auto_close(*, case: Any, rows: list[CaseStep], actor: str) -> None:
         actor=actor,
         action="case:closed",
         resource=f"cases/{case.id}",
-        changes={"status": {"before": Case.ACTIVE, "after": Case.CLOSED}, "reason": "workflow completed (autoClose)"},
+        changes={
+            "status": {"before": Case.ACTIVE, "after": Case.CLOSED},
+            "reason": "workflow completed (autoClose)",
+        },
     )
     broadcast_on_commit(
         tenant_id=case.tenant_id,

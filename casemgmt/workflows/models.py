@@ -31,7 +31,9 @@ class Workflow(models.Model):
     auto_close = models.BooleanField(default=False)
     sla_hours = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
     published_at = models.DateTimeField(null=True, blank=True)
 
@@ -43,7 +45,9 @@ class Workflow(models.Model):
                 condition=models.Q(is_default=True),
                 name="workflow_one_default_per_case_type",
             ),
-            models.UniqueConstraint(fields=["tenant", "case_type_key", "version"], name="workflow_unique_version"),
+            models.UniqueConstraint(
+                fields=["tenant", "case_type_key", "version"], name="workflow_unique_version"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -72,7 +76,11 @@ class CaseStep(models.Model):
     is_task = models.BooleanField(default=False)
     role = models.CharField(max_length=100, blank=True)
     assigned_to = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="assigned_steps"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="assigned_steps",
     )
     claimed_at = models.DateTimeField(null=True, blank=True)
     due_at = models.DateTimeField(null=True, blank=True)

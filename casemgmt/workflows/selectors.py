@@ -149,7 +149,11 @@ def task_detail(row: CaseStep, *, full: bool = False) -> dict[str, Any]:
         "stepName": row.name,
         "caseType": case.case_type.key,
         "caseNumber": case.case_number,
-        "caseSummary": {"caseNumber": case.case_number, "displayName": case.display_name, "status": case.status},
+        "caseSummary": {
+            "caseNumber": case.case_number,
+            "displayName": case.display_name,
+            "status": case.status,
+        },
         "status": task_status(row),
         "createdAt": iso(row.activated_at),
         "dueAt": iso(row.due_at),

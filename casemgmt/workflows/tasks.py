@@ -15,7 +15,9 @@ logger = logging.getLogger(__name__)
 
 
 def enqueue_agent_step(step_pk: int, *, attempt: int, countdown: float = 0) -> None:
-    run_agent_step.apply_async(args=[step_pk, attempt], countdown=countdown, queue=settings.WORKFLOW_AGENT_QUEUE)
+    run_agent_step.apply_async(
+        args=[step_pk, attempt], countdown=countdown, queue=settings.WORKFLOW_AGENT_QUEUE
+    )
 
 
 def backoff_seconds(attempt: int) -> float:

@@ -7,8 +7,16 @@ TASK = "tasks/<uuid:case_id>/<str:step_id>"
 urlpatterns = [
     path("workflows", workflows.WorkflowListCreateApi.as_view(), name="workflow-list"),
     path("workflows/<uuid:workflow_id>", workflows.WorkflowDetailApi.as_view(), name="workflow-detail"),
-    path("workflows/<uuid:workflow_id>/publish", workflows.WorkflowPublishApi.as_view(), name="workflow-publish"),
-    path("workflows/<uuid:workflow_id>/withdraw", workflows.WorkflowWithdrawApi.as_view(), name="workflow-withdraw"),
+    path(
+        "workflows/<uuid:workflow_id>/publish",
+        workflows.WorkflowPublishApi.as_view(),
+        name="workflow-publish",
+    ),
+    path(
+        "workflows/<uuid:workflow_id>/withdraw",
+        workflows.WorkflowWithdrawApi.as_view(),
+        name="workflow-withdraw",
+    ),
     path("tasks/inbox", tasks.TaskInboxApi.as_view(), name="task-inbox"),
     path(TASK, tasks.TaskDetailApi.as_view(), name="task-detail"),
     path(f"{TASK}/claim", tasks.TaskClaimApi.as_view(), name="task-claim"),

@@ -52,7 +52,9 @@ class TaskCompleteApi(APIView):
     def post(self, request, case_id, step_id: str):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        row = services.task_complete(user=request.user, case_id=case_id, step_id=step_id, **serializer.validated_data)
+        row = services.task_complete(
+            user=request.user, case_id=case_id, step_id=step_id, **serializer.validated_data
+        )
         return _full(request.user, row)
 
 
@@ -81,7 +83,10 @@ class TaskReassignApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         row = services.task_reassign(
-            user=request.user, case_id=case_id, step_id=step_id, assign_to=serializer.validated_data["assignTo"]
+            user=request.user,
+            case_id=case_id,
+            step_id=step_id,
+            assign_to=serializer.validated_data["assignTo"],
         )
         return _full(request.user, row)
 
@@ -98,6 +103,10 @@ class TaskEscalateApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         row = services.task_escalate(
-            user=request.user, case_id=case_id, step_id=step_id, reason=data["reason"], escalate_to=data["escalateTo"]
+            user=request.user,
+            case_id=case_id,
+            step_id=step_id,
+            reason=data["reason"],
+            escalate_to=data["escalateTo"],
         )
         return _full(request.user, row)

@@ -78,7 +78,9 @@ class WorkflowListCreateApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         workflow = workflow_create(
-            user=request.user, case_type_key=serializer.validated_data["caseTypeKey"], **serializer.service_args()
+            user=request.user,
+            case_type_key=serializer.validated_data["caseTypeKey"],
+            **serializer.service_args(),
         )
         return Response(workflow_out(workflow), status=201)
 

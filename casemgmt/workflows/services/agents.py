@@ -26,9 +26,9 @@ def agent_step_claim_attempt(*, step_pk: int, attempt: int) -> bool:
     """Idempotency guard: only the delivery that moves `attempts` from n-1 to n runs attempt n, so a
     redelivered or duplicated message does nothing."""
     return bool(
-        CaseStep.objects.filter(pk=step_pk, type="agent", status=CaseStep.ACTIVE, is_task=False, attempts=attempt - 1).update(
-            attempts=attempt
-        )
+        CaseStep.objects.filter(
+            pk=step_pk, type="agent", status=CaseStep.ACTIVE, is_task=False, attempts=attempt - 1
+        ).update(attempts=attempt)
     )
 
 

@@ -58,7 +58,11 @@ def tenant_user(*, tenant_id: Any, user_id: Any, field: str) -> User:
 def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: str) -> None:
     """Called by the engine when a task step activates: SLA and optional initial assignee."""
     row.is_task, row.due_at = True, due_at
-    assignee = User.objects.filter(tenant_id=row.tenant_id, id=assign_to, is_active=True).first() if assign_to else None
+    assignee = (
+        User.objects.filter(tenant_id=row.tenant_id, id=assign_to, is_active=True).first()
+        if assign_to
+        else None
+    )
     if assignee is not None:
         row.assigned_to = assignee
     row.save(update_fields=["is_task", "due_at", "assigned_to"])
@@ -69,7 +73,11 @@ def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: 
 
 def locked_task(*, user: Any, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
     case = Case.objects.select_for_update(of=("self",)).filter(id=case_id, tenant_id=user.tenant_id).first()
-    row = CaseStep.objects.select_for_update().filter(case=case, step_id=step_id, is_task=True).first() if case else None
+    row = (
+        CaseStep.objects.select_for_update().filter(case=case, step_id=step_id, is_task=True).first()
+        if case
+        else None
+    )
     if case is None or row is None:
         raise NotFound("Task not found.")
     return case, row
@@ -121,7 +129,9 @@ def _check_completion(step: dict[str, Any], data: Any, outcome: str | None) -> N
 
 
 @transaction.atomic
-def task_complete(*, user: Any, case_id: Any, step_id: str, data: dict[str, Any], outcome: str | None) -> CaseStep:
+def task_complete(
+    *, user: Any, case_id: Any, step_id: str, data: dict[str, Any], outcome: str | None
+) -> CaseStep:
     case, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     _require_open(row)
     _require_not_held_by_other(row, user)
@@ -133,7 +143,17 @@ def task_complete(*, user: Any, case_id: Any, step_id: str, data: dict[str, Any]
         row.assigned_to, row.claimed_at = user, now
     row.status, row.completed_at, row.completed_by = CaseStep.COMPLETED, now, user
     row.result, row.outcome = data, outcome or ""
-    row.save(update_fields=["assigned_to", "claimed_at", "status", "completed_at", "completed_by", "result", "outcome"])
+    row.save(
+        update_fields=[
+            "assigned_to",
+            "claimed_at",
+            "status",
+            "completed_at",
+            "completed_by",
+            "result",
+            "outcome",
+        ]
+    )
     _audit(row, str(user.id), "task:completed", {"outcome": outcome, "data": data})
     workflow_advance(case=case, actor=user)  # spec: completion activates the next steps
     return row
@@ -157,7 +177,12 @@ def task_reassign(*, user: Any, case_id: Any, step_id: str, assign_to: Any) -> C
     before = row.assigned_to_id
     row.assigned_to, row.claimed_at = assignee, now_ms()
     row.save(update_fields=["assigned_to", "claimed_at"])
-    _audit(row, str(user.id), "task:reassigned", {"assignedTo": {"before": _str(before), "after": str(assignee.id)}})
+    _audit(
+        row,
+        str(user.id),
+        "task:reassigned",
+        {"assignedTo": {"before": _str(before), "after": str(assignee.id)}},
+    )
     _announce_assignment(row)
     return row
 
@@ -192,7 +217,11 @@ def _mark_escalated(row: CaseStep, *, actor: str, reason: str, target: User | No
 @transaction.atomic
 def task_escalate(*, user: Any, case_id: Any, step_id: str, reason: str, escalate_to: Any = None) -> CaseStep:
     _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
-    target = tenant_user(tenant_id=user.tenant_id, user_id=escalate_to, field="escalateTo") if escalate_to else None
+    target = (
+        tenant_user(tenant_id=user.tenant_id, user_id=escalate_to, field="escalateTo")
+        if escalate_to
+        else None
+    )
     _require_open(row)
     if row.escalated:
         raise Conflict("Task is already escalated.", code="invalid_state")
@@ -221,16 +250,28 @@ def tasks_release_for_user(*, user: Any, actor: Any) -> int:
     that user is active (and not the disabled one), else back to unclaimed. Returns the count."""
     actor_str = str(getattr(actor, "id", None) or actor or "system")
     count = 0
-    for row in CaseStep.objects.select_for_update().filter(assigned_to=user, is_task=True, status=CaseStep.ACTIVE):
+    for row in CaseStep.objects.select_for_update().filter(
+        assigned_to=user, is_task=True, status=CaseStep.ACTIVE
+    ):
         target_id = step_definition(row.case, row.step_id).get("reassignTo")
         target = (
-            User.objects.filter(tenant_id=row.tenant_id, id=target_id, is_active=True).exclude(id=user.id).first()
+            User.objects.filter(tenant_id=row.tenant_id, id=target_id, is_active=True)
+            .exclude(id=user.id)
+            .first()
             if target_id
             else None
         )
         row.assigned_to, row.claimed_at = target, now_ms() if target else None
         row.save(update_fields=["assigned_to", "claimed_at"])
-        _audit(row, actor_str, "task:reassigned", {"assignedTo": {"before": str(user.id), "after": _str(target and target.id)}, "reason": "assignee disabled"})
+        _audit(
+            row,
+            actor_str,
+            "task:reassigned",
+            {
+                "assignedTo": {"before": str(user.id), "after": _str(target and target.id)},
+                "reason": "assignee disabled",
+            },
+        )
         _announce_assignment(row)
         count += 1
     return count

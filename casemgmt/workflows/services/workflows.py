@@ -53,8 +53,12 @@ def workflow_create(
 
 
 @transaction.atomic
-def _create(user: Any, key: str, name: str, definition: dict[str, Any], auto_close: bool, sla_hours: Any) -> Workflow:
-    latest = Workflow.objects.filter(tenant_id=user.tenant_id, case_type_key=key).aggregate(v=Max("version"))["v"]
+def _create(
+    user: Any, key: str, name: str, definition: dict[str, Any], auto_close: bool, sla_hours: Any
+) -> Workflow:
+    latest = Workflow.objects.filter(tenant_id=user.tenant_id, case_type_key=key).aggregate(v=Max("version"))[
+        "v"
+    ]
     workflow = Workflow.objects.create(
         tenant_id=user.tenant_id,
         case_type_key=key,
@@ -104,12 +108,17 @@ def workflow_publish(*, user: Any, workflow: Workflow) -> Workflow:
         raise ValidationFailed.from_errors(errors)
     # Frozen as posted, with the defaults made explicit so later code never guesses.
     workflow.definition = {**workflow.definition, "steps": steps_of(workflow.definition)}
-    Workflow.objects.filter(tenant_id=workflow.tenant_id, case_type_key=workflow.case_type_key, is_default=True).update(
-        is_default=False
-    )
+    Workflow.objects.filter(
+        tenant_id=workflow.tenant_id, case_type_key=workflow.case_type_key, is_default=True
+    ).update(is_default=False)
     workflow.status, workflow.is_default, workflow.published_at = Workflow.PUBLISHED, True, now_ms()
     workflow.save(update_fields=["definition", "status", "is_default", "published_at", "updated_at"])
-    _audit(user, workflow, "workflow:published", {"status": {"before": Workflow.DRAFT, "after": Workflow.PUBLISHED}})
+    _audit(
+        user,
+        workflow,
+        "workflow:published",
+        {"status": {"before": Workflow.DRAFT, "after": Workflow.PUBLISHED}},
+    )
     return workflow
 
 
@@ -120,5 +129,10 @@ def workflow_withdraw(*, user: Any, workflow: Workflow) -> Workflow:
         raise InvalidState(f"Workflow is {workflow.status}; only published workflows can be withdrawn.")
     workflow.status, workflow.is_default = Workflow.WITHDRAWN, False
     workflow.save(update_fields=["status", "is_default", "updated_at"])
-    _audit(user, workflow, "workflow:withdrawn", {"status": {"before": Workflow.PUBLISHED, "after": Workflow.WITHDRAWN}})
+    _audit(
+        user,
+        workflow,
+        "workflow:withdrawn",
+        {"status": {"before": Workflow.PUBLISHED, "after": Workflow.WITHDRAWN}},
+    )
     return workflow

@@ -34,7 +34,9 @@ class AgentStep:
             errors.append({"field": f"{field}.promptTemplate", "error": "must be a name or {name, version}"})
         elif prompt_template_get_or_none(tenant_id=tenant_id, name=name, version=version) is None:
             errors.append({"field": f"{field}.promptTemplate", "error": f"unknown prompt template {name!r}"})
-        if step.get("outputKey") is not None and not (isinstance(step["outputKey"], str) and step["outputKey"]):
+        if step.get("outputKey") is not None and not (
+            isinstance(step["outputKey"], str) and step["outputKey"]
+        ):
             errors.append({"field": f"{field}.outputKey", "error": "must be a non-empty string"})
         if step.get("responseFormat", "text") not in RESPONSE_FORMATS:
             errors.append({"field": f"{field}.responseFormat", "error": "must be text or json"})

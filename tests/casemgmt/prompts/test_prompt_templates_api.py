@@ -32,7 +32,11 @@ def test_create_version_and_read(api, admin_user, tenant):
     }
     assert body["createdAt"].endswith("Z") and body["updatedAt"] == body["createdAt"]
 
-    updated = client.put("/prompt-templates/summarise", {**BODY, "template": "v2 {{case_number}}", "temperature": 0.5}, format="json")
+    updated = client.put(
+        "/prompt-templates/summarise",
+        {**BODY, "template": "v2 {{case_number}}", "temperature": 0.5},
+        format="json",
+    )
     assert updated.status_code == 200, updated.content
     v2 = updated.json()
     assert v2["version"] == 2 and v2["latestVersion"] == 2 and v2["template"] == "v2 {{case_number}}"
@@ -48,7 +52,9 @@ def test_create_version_and_read(api, admin_user, tenant):
     listing = client.get("/prompt-templates").json()
     assert [(t["name"], t["latestVersion"]) for t in listing] == [("another", 1), ("summarise", 2)]
     assert "template" not in listing[0] and listing[1]["description"] == "Summarise a claim"
-    actions = AuditEvent.objects.filter(tenant_id=tenant.id, resource="prompt-templates/summarise").values_list("action", flat=True)
+    actions = AuditEvent.objects.filter(
+        tenant_id=tenant.id, resource="prompt-templates/summarise"
+    ).values_list("action", flat=True)
     assert list(actions) == ["prompt_template:created", "prompt_template:versioned"]
 
 
@@ -57,14 +63,24 @@ def test_validation(api, admin_user):
     assert client.post("/prompt-templates", BODY, format="json").status_code == 201
     dup = client.post("/prompt-templates", BODY, format="json")
     assert dup.status_code == 409 and dup.json()["code"] == "already_exists"
-    bad = client.post("/prompt-templates", {**BODY, "name": "bad name!", "template": "{{#if x}}"}, format="json")
+    bad = client.post(
+        "/prompt-templates", {**BODY, "name": "bad name!", "template": "{{#if x}}"}, format="json"
+    )
     assert bad.status_code == 400
     assert {e["field"] for e in bad.json()["details"]["errors"]} == {"name", "template"}
     missing = client.post("/prompt-templates", {}, format="json")
     assert {e["field"] for e in missing.json()["details"]["errors"]} == {"name", "template"}
-    assert client.post("/prompt-templates", {**BODY, "name": "t", "temperature": 9}, format="json").status_code == 400
+    assert (
+        client.post("/prompt-templates", {**BODY, "name": "t", "temperature": 9}, format="json").status_code
+        == 400
+    )
     assert client.put("/prompt-templates/nothing", BODY, format="json").status_code == 404
-    assert client.put("/prompt-templates/summarise", {**BODY, "template": "{{/each}}"}, format="json").status_code == 400
+    assert (
+        client.put(
+            "/prompt-templates/summarise", {**BODY, "template": "{{/each}}"}, format="json"
+        ).status_code
+        == 400
+    )
 
 
 def test_permissions_and_tenancy(api, admin_user, make_user, tenant, other_tenant):

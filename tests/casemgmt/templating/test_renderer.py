@@ -38,14 +38,20 @@ CTX = {
         ('{{#unless (equals case_data.status "x")}}not x{{/unless}}', "not x"),
         ('{{#unless (equals case_data.status "open")}}not open{{else}}open{{/unless}}', "open"),
         ("{{#each case_data.items}}{{this.name}};{{/each}}", "bike;lamp;"),
-        ("{{#each case_data.items}}{{@index}}:{{name}}{{#if @last}}.{{else}},{{/if}}{{/each}}", "0:bike,1:lamp."),
+        (
+            "{{#each case_data.items}}{{@index}}:{{name}}{{#if @last}}.{{else}},{{/if}}{{/each}}",
+            "0:bike,1:lamp.",
+        ),
         ("{{#each case_data.flags}}{{@key}}={{this}} {{/each}}", "a=1 b=2 "),
         ("{{#each case_data.tags}}x{{else}}none{{/each}}", "none"),
         ("{{#each case_data.items}}{{case_number}}{{/each}}", "IC-000042IC-000042"),  # outer scope
         ("{{#each case_data.items}}{{../case_number}}{{/each}}", "IC-000042IC-000042"),
         ("{{case_data.items.1.name}} {{case_data.items.length}}", "lamp 2"),
         ("{{case_data.missing.deep}}|{{case_data.items.9}}", "|"),
-        ("{{lt 1 2}} {{lte 2 2}} {{gte 1 2}} {{equals 1 1.0}} {{equals 1 true}}", "true true false true false"),
+        (
+            "{{lt 1 2}} {{lte 2 2}} {{gte 1 2}} {{equals 1 1.0}} {{equals 1 true}}",
+            "true true false true false",
+        ),
         ('{{gt "b" "a"}} {{gt "b" 1}}', "true false"),
         ("{{!-- a comment --}}{{! short }}ok", "ok"),
         ("{{step_results.review.approved}} {{step_results.review.score}}", "true 0"),
@@ -104,7 +110,14 @@ def test_objects_are_reduced_to_plain_json_values():
     when = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     ident = uuid.uuid4()
     plain = to_plain({"w": when, "u": ident, "d": Decimal("1.5"), "o": Secret(), "t": (1, 2), 3: "x"})
-    assert plain == {"w": "2026-01-02T03:04:05.000Z", "u": str(ident), "d": 1.5, "o": "secret-object", "t": [1, 2], "3": "x"}
+    assert plain == {
+        "w": "2026-01-02T03:04:05.000Z",
+        "u": str(ident),
+        "d": 1.5,
+        "o": "secret-object",
+        "t": [1, 2],
+        "3": "x",
+    }
     assert render("{{o.password}}|{{o}}", {"o": Secret()}) == "|secret-object"
 
 

@@ -69,5 +69,7 @@ def task_step(step_id: str, **extra: Any) -> dict[str, Any]:
 
 
 def audit_actions(tenant_id: Any, resource_prefix: str = "") -> list[str]:
-    events = AuditEvent.objects.filter(tenant_id=tenant_id, resource__startswith=resource_prefix).order_by("sequence")
+    events = AuditEvent.objects.filter(tenant_id=tenant_id, resource__startswith=resource_prefix).order_by(
+        "sequence"
+    )
     return list(events.values_list("action", flat=True))

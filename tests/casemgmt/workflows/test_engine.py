@@ -10,7 +10,11 @@ pytestmark = pytest.mark.django_db
 
 
 def complete(flow, case_id, step_id, **data):
-    ok(flow.client.post(f"/tasks/{case_id}/{step_id}/complete", {"data": {"approved": True, **data}}, format="json"))
+    ok(
+        flow.client.post(
+            f"/tasks/{case_id}/{step_id}/complete", {"data": {"approved": True, **data}}, format="json"
+        )
+    )
 
 
 def test_false_condition_skips_a_step_and_its_dependents_move_on(flow):
@@ -34,7 +38,11 @@ def test_conditions_see_step_results(flow):
         [
             task_step("review"),
             task_step("appeal", condition='equals step_results.review.note "appeal"'),
-            task_step("close", dependsOn=["review"], condition="{{#unless (equals step_results.review.note \"appeal\")}}1{{/unless}}"),
+            task_step(
+                "close",
+                dependsOn=["review"],
+                condition='{{#unless (equals step_results.review.note "appeal")}}1{{/unless}}',
+            ),
         ]
     )
     appealed, plain = flow.case(), flow.case()
@@ -61,7 +69,12 @@ def test_diamond_join_activates_only_after_both_branches(flow):
     )
     case = flow.case()
     complete(flow, case["id"], "start")
-    assert flow.statuses(case["id"]) == {"start": "completed", "left": "active", "right": "active", "join": "pending"}
+    assert flow.statuses(case["id"]) == {
+        "start": "completed",
+        "left": "active",
+        "right": "active",
+        "join": "pending",
+    }
     complete(flow, case["id"], "left")
     assert flow.statuses(case["id"])["join"] == "pending"
     complete(flow, case["id"], "right")

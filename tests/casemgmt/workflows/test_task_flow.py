@@ -27,7 +27,9 @@ def test_two_step_workflow_end_to_end(flow, api, make_user, tenant):
     assert item["caseId"] == case["id"] and item["stepId"] == "review" and item["stepName"] == "Review"
     assert item["status"] == "unclaimed" and item["assignedTo"] is None and item["caseType"] == flow.key
     assert item["formSchema"]["required"] == ["approved"]
-    assert item["createdAt"].endswith("Z") and item["dueAt"].endswith("Z") and item["dueAt"] > item["createdAt"]
+    assert (
+        item["createdAt"].endswith("Z") and item["dueAt"].endswith("Z") and item["dueAt"] > item["createdAt"]
+    )
     assert item["caseSummary"]["caseNumber"] == case["caseNumber"]
     assert "caseData" not in item
 
@@ -39,21 +41,36 @@ def test_two_step_workflow_end_to_end(flow, api, make_user, tenant):
 
     taken = api(bob).post(f"{base}/claim")
     assert taken.status_code == 409 and taken.json()["code"] == "already_claimed"
-    assert api(bob).post(f"{base}/complete", {"data": {"approved": True}, "outcome": "approve"}, format="json").json()["code"] == "already_claimed"
+    assert (
+        api(bob)
+        .post(f"{base}/complete", {"data": {"approved": True}, "outcome": "approve"}, format="json")
+        .json()["code"]
+        == "already_claimed"
+    )
 
-    invalid = api(alice).post(f"{base}/complete", {"data": {"note": 5 * "toolong"}, "outcome": "maybe"}, format="json")
+    invalid = api(alice).post(
+        f"{base}/complete", {"data": {"note": 5 * "toolong"}, "outcome": "maybe"}, format="json"
+    )
     assert invalid.status_code == 400
     fields = {e["field"] for e in invalid.json()["details"]["errors"]}
     assert fields == {"data", "data.note", "outcome"}  # every problem listed
 
-    done = ok(api(alice).post(f"{base}/complete", {"data": {"approved": True}, "outcome": "approve"}, format="json"))
-    assert done["status"] == "completed" and done["outcome"] == "approve" and done["completedBy"] == str(alice.id)
+    done = ok(
+        api(alice).post(f"{base}/complete", {"data": {"approved": True}, "outcome": "approve"}, format="json")
+    )
+    assert (
+        done["status"] == "completed"
+        and done["outcome"] == "approve"
+        and done["completedBy"] == str(alice.id)
+    )
     assert done["completedAt"].endswith("Z") and done["data"] == {"approved": True}
     steps = flow.steps(case["id"])
     assert steps["review"]["status"] == "completed" and "completedAt" in steps["review"]
     assert steps["payout"]["status"] == "active" and "completedAt" not in steps["payout"]
 
-    again = api(alice).post(f"{base}/complete", {"data": {"approved": True}, "outcome": "approve"}, format="json")
+    again = api(alice).post(
+        f"{base}/complete", {"data": {"approved": True}, "outcome": "approve"}, format="json"
+    )
     assert again.status_code == 409 and again.json()["code"] == "already_completed"
     assert api(alice).post(f"{base}/claim").json()["code"] == "already_completed"
     assert [i["stepId"] for i in ok(api(bob).get("/tasks/inbox"))["data"]] == ["payout"]
@@ -65,11 +82,15 @@ def test_completing_an_unclaimed_task_makes_the_caller_assignee(flow, api, make_
     user = make_user(tenant, permissions=WORKER)
     flow.workflow([task_step("review")])
     case = flow.case()
-    done = ok(api(user).post(f"/tasks/{case['id']}/review/complete", {"data": {"approved": False}}, format="json"))
+    done = ok(
+        api(user).post(f"/tasks/{case['id']}/review/complete", {"data": {"approved": False}}, format="json")
+    )
     assert done["assignedTo"] == str(user.id) and done["outcome"] is None
 
 
-def test_task_endpoints_check_authentication_permission_and_tenant(flow, api, make_user, tenant, other_tenant):
+def test_task_endpoints_check_authentication_permission_and_tenant(
+    flow, api, make_user, tenant, other_tenant
+):
     flow.workflow([task_step("review")])
     case = flow.case()
     base = f"/tasks/{case['id']}/review"
@@ -86,7 +107,9 @@ def test_task_endpoints_check_authentication_permission_and_tenant(flow, api, ma
     ]
     for method, url, body, permission in calls:
         assert getattr(api(None), method)(url, body, format="json").status_code == 401, url
-        lacking = make_user(tenant, permissions=["cases:read"] if permission != "tasks:read" else ["cases:read"])
+        lacking = make_user(
+            tenant, permissions=["cases:read"] if permission != "tasks:read" else ["cases:read"]
+        )
         assert getattr(api(lacking), method)(url, body, format="json").status_code == 403, url
         if url != "/tasks/inbox":
             missing = getattr(api(outsider), method)(url, body, format="json")
@@ -108,11 +131,21 @@ def test_inbox_filters_sorting_and_paging(flow, api, make_user, tenant):
     assert ok(client.get(f"/tasks/inbox?caseId={cases[2]['id']}"))["data"][0]["caseId"] == cases[2]["id"]
     page = ok(client.get("/tasks/inbox?limit=2&sortBy=dueDate"))
     assert len(page["data"]) == 2 and page["total"] == 3 and page["next"].startswith("http")
-    assert [t["caseId"] for t in ok(client.get("/tasks/inbox?sortBy=createdAt"))["data"]] == [c["id"] for c in cases]
+    assert [t["caseId"] for t in ok(client.get("/tasks/inbox?sortBy=createdAt"))["data"]] == [
+        c["id"] for c in cases
+    ]
     assert ok(client.get("/tasks/inbox?sortBy=caseType&offset=2"))["data"][0]["stepId"] == "review"
     assert ok(client.get("/tasks/inbox?dueBefore=2000-01-01T00:00:00Z"))["total"] == 0
     assert ok(client.get("/tasks/inbox?dueAfter=2000-01-01T00:00:00Z"))["total"] == 3
-    for bad in ("status=open", "sortBy=name", "limit=101", "limit=0", "offset=-1", "dueBefore=soon", "caseId=x"):
+    for bad in (
+        "status=open",
+        "sortBy=name",
+        "limit=101",
+        "limit=0",
+        "offset=-1",
+        "dueBefore=soon",
+        "caseId=x",
+    ):
         response = client.get(f"/tasks/inbox?{bad}")
         assert response.status_code == 400 and response.json()["code"] == "validation_error", bad
 
@@ -138,7 +171,11 @@ def test_draft_is_saved_and_shown_on_the_task(flow, api, make_user, tenant):
     case = flow.case()
     base = f"/tasks/{case['id']}/review"
     draft = ok(api(user).post(f"{base}/draft", {"data": {"note": "half"}}, format="json"))
-    assert draft["data"] == {"note": "half"} and draft["savedAt"].endswith("Z") and set(draft) == {"data", "savedAt"}
+    assert (
+        draft["data"] == {"note": "half"}
+        and draft["savedAt"].endswith("Z")
+        and set(draft) == {"data", "savedAt"}
+    )
     assert ok(api(user).get(base))["draft"] == draft
     ok(api(user).post(f"{base}/claim"))
     assert api(other).post(f"{base}/draft", {"data": {}}, format="json").json()["code"] == "already_claimed"
@@ -168,13 +205,30 @@ def test_escalate_marks_the_task_and_optionally_hands_it_over(flow, api, make_us
     flow.workflow([task_step("review"), task_step("second", dependsOn=[])])
     case = flow.case()
     assert api(user).post(f"/tasks/{case['id']}/review/escalate", {}, format="json").status_code == 400
-    bad = api(user).post(f"/tasks/{case['id']}/review/escalate", {"reason": "x", "escalateTo": str(uuid.uuid4())}, format="json")
+    bad = api(user).post(
+        f"/tasks/{case['id']}/review/escalate",
+        {"reason": "x", "escalateTo": str(uuid.uuid4())},
+        format="json",
+    )
     assert bad.status_code == 400 and bad.json()["details"]["field"] == "escalateTo"
-    task = ok(api(user).post(f"/tasks/{case['id']}/review/escalate", {"reason": "customer angry"}, format="json"))
-    assert task["escalated"] is True and task["escalationReason"] == "customer angry" and task["escalatedAt"].endswith("Z")
+    task = ok(
+        api(user).post(f"/tasks/{case['id']}/review/escalate", {"reason": "customer angry"}, format="json")
+    )
+    assert (
+        task["escalated"] is True
+        and task["escalationReason"] == "customer angry"
+        and task["escalatedAt"].endswith("Z")
+    )
     assert task["escalatedTo"] is None and task["assignedTo"] is None
-    assert api(user).post(f"/tasks/{case['id']}/review/escalate", {"reason": "again"}, format="json").status_code == 409
-    handed = ok(api(user).post(f"/tasks/{case['id']}/second/escalate", {"reason": "r", "escalateTo": str(lead.id)}, format="json"))
+    assert (
+        api(user).post(f"/tasks/{case['id']}/review/escalate", {"reason": "again"}, format="json").status_code
+        == 409
+    )
+    handed = ok(
+        api(user).post(
+            f"/tasks/{case['id']}/second/escalate", {"reason": "r", "escalateTo": str(lead.id)}, format="json"
+        )
+    )
     assert handed["escalatedTo"] == str(lead.id) and handed["assignedTo"] == str(lead.id)
     assert audit_actions(tenant.id, f"cases/{case['id']}/tasks/") == ["task:escalated", "task:escalated"]
 
@@ -226,4 +280,18 @@ def test_disabling_a_principal_releases_or_reassigns_its_tasks(flow, api, make_u
     assert tasks_release_for_user(user=leaving, actor=admin_user) == 2
     assert ok(flow.client.get(f"/tasks/{case['id']}/review"))["assignedTo"] is None
     assert ok(flow.client.get(f"/tasks/{case['id']}/audit"))["assignedTo"] == str(backup.id)
-    assert audit_actions(tenant.id, f"cases/{case['id']}/tasks/")[-2:] == ["task:reassigned", "task:reassigned"]
+    assert audit_actions(tenant.id, f"cases/{case['id']}/tasks/")[-2:] == [
+        "task:reassigned",
+        "task:reassigned",
+    ]
+
+
+def test_disabling_through_the_admin_api_releases_the_tasks(flow, api, make_user, tenant):
+    leaving = make_user(tenant, permissions=WORKER)
+    flow.workflow([task_step("review")])
+    case = flow.case()
+    ok(api(leaving).post(f"/tasks/{case['id']}/review/claim"))
+    response = flow.client.post(f"/admin/principals/{leaving.id}/disable")
+    assert response.status_code in (200, 204), response.content
+    task = ok(flow.client.get(f"/tasks/{case['id']}/review"))
+    assert task["assignedTo"] is None and task["status"] == "unclaimed"

@@ -23,7 +23,11 @@ def test_create_read_edit_publish_withdraw(flow, tenant):
     url = f"/workflows/{created['id']}"
     assert ok(flow.client.get(url)) == created
 
-    edited = ok(flow.client.put(url, {"name": "Claims v1", "steps": [task_step("review"), task_step("pay")]}, format="json"))
+    edited = ok(
+        flow.client.put(
+            url, {"name": "Claims v1", "steps": [task_step("review"), task_step("pay")]}, format="json"
+        )
+    )
     assert edited["name"] == "Claims v1" and [s["id"] for s in edited["steps"]] == ["review", "pay"]
 
     published = ok(flow.client.post(f"{url}/publish"))
@@ -83,7 +87,9 @@ def test_publish_refuses_broken_graphs(flow, steps, message):
 
 def test_draft_body_is_validated(flow):
     assert draft(flow, "steps").status_code == 400
-    missing_key = flow.client.post("/workflows", {"caseTypeKey": "no_such_type", "name": "x", "steps": []}, format="json")
+    missing_key = flow.client.post(
+        "/workflows", {"caseTypeKey": "no_such_type", "name": "x", "steps": []}, format="json"
+    )
     assert missing_key.status_code == 400 and missing_key.json()["details"]["field"] == "caseTypeKey"
     empty = flow.client.post("/workflows", {}, format="json")
     assert {e["field"] for e in empty.json()["details"]["errors"]} >= {"caseTypeKey", "name", "steps"}
@@ -115,7 +121,12 @@ def test_permissions_and_tenancy(flow, api, make_user, tenant, other_tenant):
     for method, path, data in [("get", "/workflows", None), ("post", "/workflows", body), ("get", url, None),
                                ("put", url, body), ("post", f"{url}/publish", None), ("post", f"{url}/withdraw", None)]:  # fmt: skip
         assert getattr(api(None), method)(path, data, format="json").status_code == 401
-        assert getattr(api(make_user(tenant, permissions=["cases:read"])), method)(path, data, format="json").status_code == 403
+        assert (
+            getattr(api(make_user(tenant, permissions=["cases:read"])), method)(
+                path, data, format="json"
+            ).status_code
+            == 403
+        )
     for method, path in [("get", url), ("put", url), ("post", f"{url}/publish"), ("post", f"{url}/withdraw")]:
         assert getattr(api(outsider), method)(path, body, format="json").status_code == 404
     assert ok(api(outsider).get("/workflows"))["total"] == 0
@@ -127,7 +138,12 @@ def test_permissions_and_tenancy(flow, api, make_user, tenant, other_tenant):
 
 
 def test_publish_accepts_form_schema_condition_and_agent_config(flow):
-    ok(flow.client.post("/prompt-templates", {"name": "summarise", "template": "Sum {{case_number}}"}, format="json"), 201)
+    ok(
+        flow.client.post(
+            "/prompt-templates", {"name": "summarise", "template": "Sum {{case_number}}"}, format="json"
+        ),
+        201,
+    )
     steps = [
         {"id": "triage", "name": "Triage", "type": "task", "formSchema": FORM, "condition": "gt case_data.amount 5"},
         {"id": "summary", "name": "Summary", "type": "agent", "promptTemplate": {"name": "summarise", "version": 1},

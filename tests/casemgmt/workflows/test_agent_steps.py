@@ -1,0 +1,212 @@
+"""Agent steps against a real local chat-completions server, run by a real Celery worker."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from casemgmt.cases.models import Case
+from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.tasks import backoff_seconds, run_agent_step
+from tests.casemgmt.workflows.conftest import ok, task_step
+from tests.support.processes import start_celery_worker, wait_for
+
+AGENT_QUEUE = f"case.agents-{uuid.uuid4().hex[:6]}"
+PROMPT = "MODE={{case_data.kind}} case {{case_number}} amount {{case_data.amount}}"
+
+
+class ChatHandler(BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep test output quiet
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        content = body["messages"][0]["content"]
+        self.server.seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+        mode = re.search(r"MODE=(\w+)", content).group(1)
+        number = re.search(r"case (\S+)", content).group(1)
+        if mode == "timeout":
+            self.server.release.wait(timeout=5)  # longer than the client's timeout
+        if (
+            mode == "flaky"
+            and sum(1 for s in self.server.seen if number in s["body"]["messages"][0]["content"]) == 1
+        ):
+            return self.answer(503, {"error": "overloaded"})
+        if mode == "malformed":
+            return self.answer(200, {"choices": []})
+        reply = json.dumps({"risk": "low", "case": number}) if mode == "json" else f"Summary of {number}"
+        self.answer(
+            200, {"model": "stub-model", "choices": [{"message": {"role": "assistant", "content": reply}}]}
+        )
+
+    def answer(self, status: int, payload: dict) -> None:
+        raw = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+        except OSError:
+            pass  # the client gave up (timeout test)
+
+
+@pytest.fixture(scope="module")
+def llm_stub():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatHandler)
+    server.seen, server.release = [], threading.Event()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.release.set()
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def agent_worker(subprocess_env, llm_stub):
+    env = {
+        **subprocess_env,
+        "LLM_BASE_URL": f"http://127.0.0.1:{llm_stub.server_address[1]}/v1",
+        "LLM_API_KEY": "test-key",
+        "LLM_MODEL": "stub-model",
+        "LLM_TIMEOUT_SECONDS": "0.5",
+        "LLM_RETRY_BASE_SECONDS": "0.05",
+        "LLM_MAX_ATTEMPTS": "2",
+        "WORKFLOW_AGENT_QUEUE": AGENT_QUEUE,
+    }
+    worker = start_celery_worker(name="agent-worker", app="casemgmt.config", queues=[AGENT_QUEUE], env=env)
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def agent_flow(flow, settings, llm_stub):
+    llm_stub.seen.clear()  # case numbers repeat across tests (each test has a fresh tenant)
+    settings.WORKFLOW_AGENT_QUEUE = AGENT_QUEUE  # the test process queues where agent_worker listens
+    ok(
+        flow.client.post(
+            "/prompt-templates",
+            {"name": f"p{uuid.uuid4().hex[:6]}", "template": PROMPT, "temperature": 0.1, "maxTokens": 50},
+            format="json",
+        ),
+        201,
+    )
+    return flow
+
+
+def publish_agent(flow, **step):
+    name = ok(flow.client.get("/prompt-templates"))[0]["name"]
+    agent = {"id": "summary", "name": "Summary", "type": "agent", "promptTemplate": name, **step}
+    flow.workflow([agent, task_step("review")])
+
+
+def wait_step(case_id: str, step_id: str, statuses=("completed", "failed")) -> CaseStep:
+    return wait_for(
+        lambda: CaseStep.objects.filter(case_id=case_id, step_id=step_id, status__in=statuses).first(),
+        timeout=30,
+        what=f"step {step_id} to reach {statuses}",
+    )
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+class TestThroughTheWorker:
+    def test_success_stores_the_reply_and_activates_the_next_step(self, agent_flow, agent_worker, llm_stub):
+        publish_agent(agent_flow, outputKey="summary")
+        case = agent_flow.case({"kind": "success", "amount": 7})
+        step = wait_step(case["id"], "summary")
+        assert step.status == "completed", (step.error, agent_worker.log_text()[-3000:])
+        assert step.result == {"summary": f"Summary of {case['caseNumber']}", "model": "stub-model"}
+        assert agent_flow.statuses(case["id"]) == {"summary": "completed", "review": "active"}
+        request = next(s for s in llm_stub.seen if case["caseNumber"] in s["body"]["messages"][0]["content"])
+        assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer test-key"
+        body = request["body"]
+        assert body["model"] == "stub-model" and body["temperature"] == 0.1 and body["max_tokens"] == 50
+        assert body["messages"][0]["content"] == f"MODE=success case {case['caseNumber']} amount 7"
+
+    def test_json_reply_is_parsed(self, agent_flow, agent_worker, llm_stub):
+        publish_agent(agent_flow, responseFormat="json")
+        case = agent_flow.case({"kind": "json"})
+        step = wait_step(case["id"], "summary")
+        assert step.result["output"] == {"risk": "low", "case": case["caseNumber"]}
+        request = next(s for s in llm_stub.seen if case["caseNumber"] in s["body"]["messages"][0]["content"])
+        assert request["body"]["response_format"] == {"type": "json_object"}
+
+    def test_transient_failure_is_retried(self, agent_flow, agent_worker, llm_stub):
+        publish_agent(agent_flow)
+        case = agent_flow.case({"kind": "flaky"})
+        step = wait_step(case["id"], "summary")
+        assert step.status == "completed" and step.attempts == 2
+
+    def test_timeout_fails_the_step_after_the_retries(self, agent_flow, agent_worker, llm_stub):
+        publish_agent(agent_flow)
+        case = agent_flow.case({"kind": "timeout"})
+        step = wait_step(case["id"], "summary")
+        assert step.status == "failed" and "timed out" in step.error and "after 2 attempts" in step.error
+        assert step.attempts == 2
+        assert sum(1 for s in llm_stub.seen if case["caseNumber"] in s["body"]["messages"][0]["content"]) == 2
+        assert agent_flow.statuses(case["id"]) == {"summary": "failed", "review": "pending"}
+
+    def test_malformed_reply_fails_at_once(self, agent_flow, agent_worker):
+        publish_agent(agent_flow)
+        case = agent_flow.case({"kind": "malformed"})
+        step = wait_step(case["id"], "summary")
+        assert step.status == "failed" and "malformed" in step.error and step.attempts == 1
+
+
+@pytest.mark.django_db
+class TestInProcess:
+    """Paths that need no model server: the task function called directly, no worker."""
+
+    def test_not_configured_fails_the_step(self, agent_flow, settings):
+        settings.LLM_BASE_URL = ""
+        publish_agent(agent_flow)
+        case = agent_flow.case({"kind": "success"})
+        step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
+        assert step.status == "active"
+        run_agent_step(step.pk, 1)
+        step.refresh_from_db()
+        assert step.status == "failed" and step.error.startswith("not_configured")
+        run_agent_step(step.pk, 1)  # a duplicate delivery changes nothing
+        step.refresh_from_db()
+        assert step.attempts == 1
+
+    def test_failure_escalates_to_a_human_task_when_configured(
+        self, agent_flow, settings, api, make_user, tenant
+    ):
+        settings.LLM_BASE_URL = ""
+        publish_agent(
+            agent_flow, onFailure="escalate", formSchema={"type": "object", "required": ["summary"]}
+        )
+        case = agent_flow.case({"kind": "success"})
+        step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
+        run_agent_step(step.pk, 1)
+        worker = make_user(tenant, permissions=["tasks:read", "tasks:complete"])
+        task = ok(api(worker).get("/tasks/inbox"))["data"][0]
+        assert task["stepId"] == "summary" and task["escalated"] is True
+        assert task["escalationReason"].startswith("not_configured")
+        base = f"/tasks/{case['id']}/summary/complete"
+        assert api(worker).post(base, {"data": {}}, format="json").status_code == 400
+        ok(api(worker).post(base, {"data": {"summary": "written by hand"}}, format="json"))
+        assert agent_flow.statuses(case["id"]) == {"summary": "completed", "review": "active"}
+
+    def test_a_halted_case_ignores_a_late_agent_run(self, agent_flow, settings):
+        publish_agent(agent_flow)
+        case = agent_flow.case({"kind": "success"})
+        ok(agent_flow.client.post(f"/cases/{case['id']}/close", {}, format="json"))
+        step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
+        run_agent_step(step.pk, 1)
+        step.refresh_from_db()
+        assert step.status == "skipped" and step.attempts == 0
+        assert Case.objects.get(id=case["id"]).status == "closed"
+
+
+def test_backoff_is_exponential_and_capped(settings):
+    settings.LLM_RETRY_BASE_SECONDS, settings.LLM_RETRY_MAX_SECONDS = 1.0, 60.0
+    assert [backoff_seconds(n) for n in (1, 2, 3, 4, 8)] == [1.0, 2.0, 4.0, 8.0, 60.0]

@@ -1,0 +1,93 @@
+"""Races against real PostgreSQL with real threads: claims and the SLA escalation job."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from casemgmt.audit.models import AuditEvent
+from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.services import tasks_escalate_overdue
+from casemgmt.workflows.tasks import escalate_overdue_tasks
+from shared.api.time import now_ms
+from tests.casemgmt.workflows.conftest import ok, task_step
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WORKER = ["tasks:read", "tasks:claim", "tasks:complete", "cases:read"]
+
+
+def run_together(*calls):
+    """Runs each call in its own thread (own DB connection), released at the same moment."""
+    barrier = threading.Barrier(len(calls))
+    results: list = [None] * len(calls)
+
+    def runner(index, call):
+        try:
+            barrier.wait(timeout=10)
+            results[index] = call()
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=runner, args=(i, c)) for i, c in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results
+
+
+def test_concurrent_claims_exactly_one_wins(flow, api, make_user, tenant):
+    flow.workflow([task_step("review")])
+    users = [make_user(tenant, permissions=WORKER) for _ in range(2)]
+    for _ in range(3):  # a few rounds to give the race a chance
+        case = flow.case()
+        clients = [api(user) for user in users]
+        url = f"/tasks/{case['id']}/review/claim"
+        responses = run_together(*[lambda c=c, u=url: c.post(u) for c in clients])
+        codes = sorted(r.status_code for r in responses)
+        assert codes == [200, 409], [r.content for r in responses]
+        winner = next(u for u, r in zip(users, responses, strict=True) if r.status_code == 200)
+        assert ok(flow.client.get(f"/tasks/{case['id']}/review"))["assignedTo"] == str(winner.id)
+        claims = AuditEvent.objects.filter(resource=f"cases/{case['id']}/tasks/review", action="task:claimed")
+        assert claims.count() == 1
+
+
+def test_concurrent_completions_of_a_diamond_activate_the_join_once(flow, api, make_user, tenant):
+    flow.workflow(
+        [
+            task_step("left", dependsOn=[]),
+            task_step("right", dependsOn=[]),
+            task_step("join", dependsOn=["left", "right"]),
+        ]
+    )
+    user_a, user_b = make_user(tenant, permissions=WORKER), make_user(tenant, permissions=WORKER)
+    case = flow.case()
+    body = {"data": {"approved": True}}
+    responses = run_together(
+        lambda: api(user_a).post(f"/tasks/{case['id']}/left/complete", body, format="json"),
+        lambda: api(user_b).post(f"/tasks/{case['id']}/right/complete", body, format="json"),
+    )
+    assert [r.status_code for r in responses] == [200, 200]
+    assert flow.statuses(case["id"])["join"] == "active"
+
+
+def test_sla_job_escalates_once_when_run_twice_or_concurrently(flow, api, tenant):
+    flow.workflow([task_step("review", slaHours=1)])
+    cases = [flow.case() for _ in range(3)]
+    assert tasks_escalate_overdue() == 0  # nothing is overdue yet
+    later = now_ms() + timedelta(hours=2)
+    results = run_together(
+        lambda: tasks_escalate_overdue(now=later), lambda: tasks_escalate_overdue(now=later)
+    )
+    assert sum(results) == 3
+    assert tasks_escalate_overdue(now=later) == 0  # a second run finds nothing
+    escalated = CaseStep.objects.filter(case_id__in=[c["id"] for c in cases], escalated=True)
+    assert escalated.count() == 3
+    assert AuditEvent.objects.filter(tenant_id=tenant.id, action="task:escalated").count() == 3
+    task = ok(flow.client.get(f"/tasks/{cases[0]['id']}/review"))
+    assert task["escalated"] is True and task["escalationReason"].startswith("SLA breached")
+    assert escalate_overdue_tasks() == 0  # the beat task itself: not overdue by the real clock
