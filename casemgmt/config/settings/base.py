@@ -167,6 +167,17 @@ LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_MODEL = env.str("LLM_MODEL", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=30.0)
+# Workflows (issue #5): agent-step retries, the queue agent steps run on, the SLA scan.
+LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=3)
+LLM_RETRY_BASE_SECONDS = env.float("LLM_RETRY_BASE_SECONDS", default=1.0)
+LLM_RETRY_MAX_SECONDS = env.float("LLM_RETRY_MAX_SECONDS", default=60.0)
+WORKFLOW_AGENT_QUEUE = env.str("WORKFLOW_AGENT_QUEUE", default=CELERY_DEFAULT_QUEUE)
+WORKFLOW_SLA_SCAN_SECONDS = env.float("WORKFLOW_SLA_SCAN_SECONDS", default=60.0)
+CELERY_BEAT_SCHEDULE = vars().get("CELERY_BEAT_SCHEDULE") or {}
+CELERY_BEAT_SCHEDULE["workflows-escalate-overdue-tasks"] = {
+    "task": "casemgmt.workflows.escalate_overdue_tasks",
+    "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+}
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
 VAULT_MAX_UPLOAD_BYTES = env.int("VAULT_MAX_UPLOAD_BYTES", default=25 * 1024 * 1024)
