@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -79,6 +80,18 @@ class WebhookListCreateApi(APIView):
                 raise serializers.ValidationError(f"unknown filter keys {unknown}; allowed: dag_id, task_id")
             return value
 
+    @extend_schema(
+        operation_id="api_webhooks_list",
+        responses=inline_serializer(
+            "WebhookList",
+            {
+                "webhooks": WebhookOutputSerializer(many=True),
+                "total": serializers.IntegerField(),
+                "limit": serializers.IntegerField(),
+                "offset": serializers.IntegerField(),
+            },
+        )
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         webhooks = selectors.webhook_list()
@@ -93,6 +106,7 @@ class WebhookListCreateApi(APIView):
             }
         )
 
+    @extend_schema(responses={201: WebhookOutputSerializer})
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -101,9 +115,13 @@ class WebhookListCreateApi(APIView):
 
 
 class WebhookDetailApi(APIView):
+    @extend_schema(responses=WebhookOutputSerializer)
     def get(self, request: Request, webhook_id: str) -> Response:
         return Response(WebhookOutputSerializer(selectors.webhook_get(webhook_id=webhook_id)).data)
 
+    @extend_schema(
+        responses=inline_serializer("WebhookDeleted", {"success": serializers.BooleanField(), "message": serializers.CharField()})
+    )
     def delete(self, request: Request, webhook_id: str) -> Response:
         services.webhook_delete(webhook_id=webhook_id)
         return Response({"success": True, "message": f"Webhook {webhook_id} deleted."})

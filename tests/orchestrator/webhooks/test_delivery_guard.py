@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from orchestrator.events.services import event_emit
 from orchestrator.webhooks.delivery import delivery_attempt, retry_delay
 from orchestrator.webhooks.models import Delivery
-from orchestrator.webhooks.services import events_dispatch, webhook_create
+from orchestrator.webhooks.services import deliveries_sweep, events_dispatch, webhook_create
 from tests.orchestrator.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.django_db
@@ -60,3 +63,18 @@ def test_not_yet_due_retry_is_not_claimed():
 def test_backoff_is_exponential(settings):
     settings.WEBHOOK_RETRY_BASE_SECONDS = 2
     assert [retry_delay(n) for n in (1, 2, 3, 4)] == [2, 4, 8, 16]
+
+
+def test_sweep_recovers_lost_and_abandoned_deliveries(settings):
+    """Deliveries whose task message was lost (broker restart) or whose worker died mid-attempt are
+    made due again and re-queued."""
+    settings.WEBHOOK_SWEEP_GRACE_SECONDS = 0
+    with Receiver() as receiver:
+        delivery = one_delivery(receiver.url + "/hook")
+        past = timezone.now() - timedelta(minutes=5)
+        Delivery.objects.filter(pk=delivery.pk).update(status="delivering", claimed_until=past, next_attempt_at=past)
+        assert deliveries_sweep() == 1
+        delivery.refresh_from_db()
+        assert delivery.status == "pending" and delivery.claimed_until is None
+        assert delivery_attempt(delivery_id=str(delivery.id)) == "succeeded"
+        assert deliveries_sweep() == 0
