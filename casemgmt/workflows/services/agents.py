@@ -7,19 +7,17 @@ from typing import Any
 
 from django.db import transaction
 
-from casemgmt.cases.models import Case
 from casemgmt.prompts.llm import Reply
 from casemgmt.prompts.selectors import prompt_template_get_or_none
 from casemgmt.templating import TemplateError, render
-from casemgmt.workflows.engine import step_definition, template_context, workflow_advance
+from casemgmt.workflows.engine import step_definition, template_context
 from casemgmt.workflows.models import CaseStep
-from casemgmt.workflows.services.tasks import _audit
+from casemgmt.workflows.services.steps import fail_locked_step, locked_automated_step, step_fail, step_succeed
 from casemgmt.workflows.steps.agent import prompt_reference
-from shared.api.time import now_ms
 
 
 class AgentStepError(Exception):
-    """A failure that retrying will not fix (bad template, unparseable JSON reply...)."""
+    """A failure that retrying will not fix (missing template, template that does not render)."""
 
 
 def agent_step_claim_attempt(*, step_pk: int, attempt: int) -> bool:
@@ -53,18 +51,10 @@ def agent_prompt(*, step_pk: int) -> dict[str, Any]:
     }
 
 
-def _locked_active(step_pk: int) -> tuple[Case, CaseStep] | None:
-    row = CaseStep.objects.get(pk=step_pk)
-    case = Case.objects.select_for_update(of=("self",)).select_related("workflow_version").get(pk=row.case_id)
-    row = CaseStep.objects.select_for_update().get(pk=step_pk)
-    if row.status != CaseStep.ACTIVE or row.is_task:
-        return None  # halted (case closed) or already finished by an earlier delivery
-    return case, row
-
-
 @transaction.atomic
 def agent_step_succeed(*, step_pk: int, reply: Reply) -> None:
-    locked = _locked_active(step_pk)
+    """Decision: step_results[stepId] = {<outputKey or "output">: reply, "model": model name}."""
+    locked = locked_automated_step(step_pk)
     if locked is None:
         return
     case, row = locked
@@ -74,32 +64,11 @@ def agent_step_succeed(*, step_pk: int, reply: Reply) -> None:
         try:
             output = json.loads(reply.content)
         except ValueError:
-            _fail(case, row, step, f"malformed reply: the model did not answer JSON: {reply.content[:200]!r}")
+            error = f"malformed reply: the model did not answer JSON: {reply.content[:200]!r}"
+            fail_locked_step(case=case, row=row, error=error)
             return
-    row.status, row.completed_at, row.error = CaseStep.COMPLETED, now_ms(), ""
-    row.result = {step.get("outputKey") or "output": output, "model": reply.model}
-    row.save(update_fields=["status", "completed_at", "error", "result"])
-    workflow_advance(case=case, actor="system")
+    step_succeed(step_pk=step_pk, result={step.get("outputKey") or "output": output, "model": reply.model})
 
 
-@transaction.atomic
 def agent_step_fail(*, step_pk: int, error: str) -> None:
-    locked = _locked_active(step_pk)
-    if locked is None:
-        return
-    case, row = locked
-    _fail(case, row, step_definition(case, row.step_id), error)
-
-
-def _fail(case: Case, row: CaseStep, step: dict[str, Any], error: str) -> None:
-    """`onFailure: escalate` turns the step into a human task; otherwise the step fails."""
-    row.error = error[:2000]
-    if step.get("onFailure") == "escalate":
-        now = now_ms()
-        row.is_task, row.role = True, step.get("role") or ""
-        row.escalated, row.escalated_at, row.escalation_reason = True, now, error[:2000]
-        row.save(update_fields=["error", "is_task", "role", "escalated", "escalated_at", "escalation_reason"])
-        _audit(row, "system", "task:escalated", {"reason": row.escalation_reason, "escalatedTo": None})
-        return
-    row.status, row.completed_at = CaseStep.FAILED, now_ms()
-    row.save(update_fields=["error", "status", "completed_at"])
+    step_fail(step_pk=step_pk, error=error)

@@ -1,5 +1,7 @@
-"""Step types, keyed by `type`. Adding a type is one module here that defines a `StepType` and
-registers it (see `task.py`); nothing else in the engine names a type.
+"""Step types, keyed by `type`. Adding a type is one module in this package that defines a
+`StepType` and calls `register` (see `task.py`, `agent.py`); `load()` imports every module here, and
+nothing else in the engine names a type. Automated types finish their steps from a worker with
+`casemgmt.workflows.services.steps.step_succeed` / `step_fail` (which honour `onFailure`).
 """
 
 from __future__ import annotations
@@ -26,4 +28,9 @@ def register(step_type: StepType) -> StepType:
 
 
 def load() -> None:
-    from casemgmt.workflows.steps import agent, task  # noqa: F401  (registration on import)
+    """Imports every module of this package; each registers its type on import."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")

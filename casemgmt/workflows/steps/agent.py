@@ -8,7 +8,7 @@ from django.db import transaction
 
 from casemgmt.workflows.steps import register
 
-ON_FAILURE = ("fail", "escalate")
+ON_FAILURE = ("fail", "skip", "escalate")
 RESPONSE_FORMATS = ("text", "json")
 
 
@@ -41,7 +41,7 @@ class AgentStep:
         if step.get("responseFormat", "text") not in RESPONSE_FORMATS:
             errors.append({"field": f"{field}.responseFormat", "error": "must be text or json"})
         if step.get("onFailure", "fail") not in ON_FAILURE:
-            errors.append({"field": f"{field}.onFailure", "error": "must be fail or escalate"})
+            errors.append({"field": f"{field}.onFailure", "error": "must be fail, skip or escalate"})
         if "formSchema" in step:
             errors += check_json_schema(step["formSchema"], f"{field}.formSchema")
         return errors

@@ -196,6 +196,13 @@ class TestInProcess:
         ok(api(worker).post(base, {"data": {"summary": "written by hand"}}, format="json"))
         assert agent_flow.statuses(case["id"]) == {"summary": "completed", "review": "active"}
 
+    def test_failure_can_skip_the_step(self, agent_flow, settings):
+        settings.LLM_BASE_URL = ""
+        publish_agent(agent_flow, onFailure="skip")
+        case = agent_flow.case({"kind": "success"})
+        run_agent_step(CaseStep.objects.get(case_id=case["id"], step_id="summary").pk, 1)
+        assert agent_flow.statuses(case["id"]) == {"summary": "skipped", "review": "active"}
+
     def test_a_halted_case_ignores_a_late_agent_run(self, agent_flow, settings):
         publish_agent(agent_flow)
         case = agent_flow.case({"kind": "success"})
