@@ -150,6 +150,7 @@ def context_put(*, context_id: str, body: dict) -> tuple[Context, bool]:
 def parameter_set_put(*, parameter_set_id: str, body: dict) -> tuple[ParameterSet, bool]:
     check_id(parameter_set_id, "parameter_set_id")
     p = Problems()
-    parameters = p.string_map(body.get("parameters"), "parameters")
+    # keys are PARAM or <task_id>.<PARAM>; checked when a schedule uses the set
+    parameters = p.string_map(body.get("parameters"), "parameters", env_names=False)
     p.raise_if_any()
     return _upsert(ParameterSet, parameter_set_id, dict(parameters=parameters))

@@ -26,7 +26,9 @@ def assert_error(response, status: int, code: str, field: str | None = None) -> 
 
 def api_key(role: str) -> str:
     key = apikeys.generate("ork")
-    ApiKey.objects.create(name=f"{role}-{uuid.uuid4().hex[:8]}", role=role, prefix=key.prefix, key_hash=key.hashed)
+    ApiKey.objects.create(
+        name=f"{role}-{uuid.uuid4().hex[:8]}", role=role, prefix=key.prefix, key_hash=key.hashed
+    )
     return key.plaintext
 
 
@@ -75,5 +77,23 @@ def start_agent(name: str, queues: str, env: dict[str, str], *, concurrency: int
 
 def wait_agent_ready(agent: ServiceProcess, timeout: float = 60) -> None:
     """Ready when Celery says so in its log (the heartbeat row alone does not prove consumption)."""
-    wait_for(lambda: "ready." in agent.log_text() or not agent.alive(), timeout=timeout, what=f"{agent.name} ready")
+    wait_for(
+        lambda: "ready." in agent.log_text() or not agent.alive(), timeout=timeout, what=f"{agent.name} ready"
+    )
     assert agent.alive(), agent.log_text()
+
+
+def stop_agents(procs, django_db_blocker) -> None:
+    """Stops the processes, then deletes their heartbeat rows and events: a fixture that outlives
+    a test's database flush must not leave agents behind for the next test file."""
+    from orchestrator.agents.models import Agent
+    from orchestrator.events.models import Event
+
+    for proc in procs:
+        proc.stop()
+    with django_db_blocker.unblock():
+        for proc in procs:
+            Agent.objects.filter(agent_id__startswith=f"{proc.name}@").delete()
+            Event.objects.filter(
+                type__startswith="agent.", data__agent_id__startswith=f"{proc.name}@"
+            ).delete()

@@ -4,11 +4,11 @@ import uuid
 
 import pytest
 
-from tests.orchestrator.helpers import start_agent, wait_agent_ready
+from tests.orchestrator.helpers import start_agent, stop_agents, wait_agent_ready
 
 
-@pytest.fixture(scope="session")
-def agents(subprocess_env):
+@pytest.fixture(scope="module")
+def agents(subprocess_env, django_db_blocker):
     """Two agents on the `default` and `other` queues, shared by the execution tests."""
     token = uuid.uuid4().hex[:6]
     procs = [start_agent(f"agent{i}-{token}", "default,other", subprocess_env) for i in (1, 2)]
@@ -17,5 +17,4 @@ def agents(subprocess_env):
             wait_agent_ready(proc)
         yield procs
     finally:
-        for proc in procs:
-            proc.stop()
+        stop_agents(procs, django_db_blocker)

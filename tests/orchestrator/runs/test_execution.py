@@ -68,7 +68,7 @@ def test_diamond_dag_runs_in_dependency_order(agents, api):
     assert ts(t["b"]["start_time"]) >= ts(t["a"]["end_time"])
     assert ts(t["c"]["start_time"]) >= ts(t["a"]["end_time"])
     assert ts(t["d"]["start_time"]) >= max(ts(t["b"]["end_time"]), ts(t["c"]["end_time"]))
-    assert logs(api, t["d"]["task_run_id"]) ["logs"] == "d-out"
+    assert logs(api, t["d"]["task_run_id"])["logs"] == "d-out"
     # one task.running per task run: nothing ran twice
     assert Event.objects.filter(run_id=run["run_id"], type="task.running").count() == 4
     types = list(Event.objects.filter(run_id=run["run_id"], task_id="").values_list("type", flat=True))
@@ -93,7 +93,12 @@ def test_failing_middle_task_fails_the_run_and_dependents_never_start(agents, ap
 def test_parameters_env_vars_and_context_reach_the_command(agents, api):
     api.put("/api/contexts/base", {"variables": {"REGION": "eu", "LEVEL": "base"}}, format="json")
     api.put("/api/contexts/prod", {"variables": {"LEVEL": "prod"}, "extends": "base"}, format="json")
-    put_task(api, "p1", 'echo "p1 ${GREETING} $GREETING $REGION $LEVEL $TOKEN $ONLY"', parameters={"GREETING": "hi", "ONLY": "d"})
+    put_task(
+        api,
+        "p1",
+        'echo "p1 ${GREETING} $GREETING $REGION $LEVEL $TOKEN $ONLY"',
+        parameters={"GREETING": "hi", "ONLY": "d"},
+    )
     put_task(api, "p2", 'echo "p2 [$GREETING] [$ONLY] $REGION"')
     put_dag(api, "params", [{"id": "p1", "parameters": {"GREETING": "dag"}}, {"id": "p2"}], context="prod")
     scheduled = schedule_dag(
@@ -142,7 +147,9 @@ def test_retries_happen_with_the_delay(agents, api):
         Event.objects.filter(run_id=run["run_id"], type="task.running").values_list("occurred_at", flat=True)
     )
     assert len(starts) == 3
-    assert all((later - earlier).total_seconds() >= 1.0 for earlier, later in zip(starts, starts[1:], strict=False))
+    assert all(
+        (later - earlier).total_seconds() >= 1.0 for earlier, later in zip(starts, starts[1:], strict=False)
+    )
     text = logs(api, t["task_run_id"])["logs"]
     assert text.count("try") == 3 and "[orchestrator] attempt 3 of 3" in text
 
@@ -176,7 +183,9 @@ def test_logs_are_visible_while_running_and_support_tail_and_since(agents, api):
     put_task(api, "chatty", "for i in 1 2 3; do echo line$i; done; sleep 30")
     scheduled = schedule_task(api, "chatty")
     tr_id = scheduled["task_run_id"]
-    body = wait_for(lambda: (b := logs(api, tr_id))["logs"] == "line1\nline2\nline3" and b, timeout=20, what="live logs")
+    body = wait_for(
+        lambda: (b := logs(api, tr_id))["logs"] == "line1\nline2\nline3" and b, timeout=20, what="live logs"
+    )
     assert body["has_more"] is True and body["end_time"] is None
     assert logs(api, tr_id, tail=2)["logs"] == "line2\nline3"
     assert logs(api, tr_id, since="2100-01-01T00:00:00Z")["logs"] == ""
@@ -200,10 +209,15 @@ def test_cancel_stops_a_running_sleep_and_pending_tasks_never_start(agents, api)
     assert response.json() | {"message": ""} == {"success": True, "message": "", "run_id": run_id}
     run = run_detail(api, run_id)
     assert run["status"] == "cancelled"
-    assert {t["task_id"]: t["status"] for t in run["tasks"]} == {"long": "cancelled", "after-long": "cancelled"}
+    assert {t["task_id"]: t["status"] for t in run["tasks"]} == {
+        "long": "cancelled",
+        "after-long": "cancelled",
+    }
     # the agent stops the command (SIGTERM) within seconds
     wait_for(
-        lambda: "sending SIGTERM" in logs(api, long_tr.id)["logs"], timeout=10, what="agent to stop the command"
+        lambda: "sending SIGTERM" in logs(api, long_tr.id)["logs"],
+        timeout=10,
+        what="agent to stop the command",
     )
     assert time.monotonic() - started < 10
     pid = int(pidfile.read_text())
@@ -227,10 +241,14 @@ def test_rerun_failed_only_and_from_task_execute_exactly_the_right_tasks(agents,
     response = api.post(f"/api/rerun/{first['run_id']}", {"failed_only": True}, format="json")
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["original_run_id"] == first["run_id"] and body["status"] == "pending" and body["success"] is True
+    assert (
+        body["original_run_id"] == first["run_id"] and body["status"] == "pending" and body["success"] is True
+    )
     second = wait_run(api, body["new_run_id"])
     assert second["status"] == "completed" and second["original_run_id"] == first["run_id"]
-    executed = set(Event.objects.filter(run_id=second["run_id"], type="task.running").values_list("task_id", flat=True))
+    executed = set(
+        Event.objects.filter(run_id=second["run_id"], type="task.running").values_list("task_id", flat=True)
+    )
     assert executed == {"x2", "x3"}
     t = tasks_by_id(second)
     assert set(t) == {"x1", "x2", "x3"}  # x4 completed and is not upstream of what failed
@@ -239,12 +257,16 @@ def test_rerun_failed_only_and_from_task_execute_exactly_the_right_tasks(agents,
     response = api.post(f"/api/rerun/{second['run_id']}", {"from_task": "x2"}, format="json")
     third = wait_run(api, response.json()["new_run_id"])
     assert third["status"] == "completed"
-    executed = set(Event.objects.filter(run_id=third["run_id"], type="task.running").values_list("task_id", flat=True))
+    executed = set(
+        Event.objects.filter(run_id=third["run_id"], type="task.running").values_list("task_id", flat=True)
+    )
     assert executed == {"x2", "x3"}
 
     response = api.post(f"/api/rerun/{third['run_id']}", {"from_task": "x3"}, format="json")
     fourth = wait_run(api, response.json()["new_run_id"])
-    executed = set(Event.objects.filter(run_id=fourth["run_id"], type="task.running").values_list("task_id", flat=True))
+    executed = set(
+        Event.objects.filter(run_id=fourth["run_id"], type="task.running").values_list("task_id", flat=True)
+    )
     assert executed == {"x3"} and fourth["status"] == "completed"
 
 
@@ -255,6 +277,8 @@ def test_rerun_everything_by_default(agents, api):
     response = api.post(f"/api/rerun/{first['run_id']}")
     second = wait_run(api, response.json()["new_run_id"])
     assert second["status"] == "completed"
-    executed = set(Event.objects.filter(run_id=second["run_id"], type="task.running").values_list("task_id", flat=True))
+    executed = set(
+        Event.objects.filter(run_id=second["run_id"], type="task.running").values_list("task_id", flat=True)
+    )
     assert executed == {"solo1", "solo2"}
     assert second["dag_id"] is None

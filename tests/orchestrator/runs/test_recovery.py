@@ -9,24 +9,33 @@ import pytest
 from orchestrator.agents.services import agents_sweep
 from orchestrator.events.models import Event
 from orchestrator.runs.models import TaskRun
-from tests.orchestrator.helpers import put_task, start_agent, tasks_by_id, wait_agent_ready, wait_run
+from tests.orchestrator.helpers import (
+    put_task,
+    start_agent,
+    stop_agents,
+    tasks_by_id,
+    wait_agent_ready,
+    wait_run,
+)
 from tests.support.processes import wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def kill_queue_agents(subprocess_env):
+def kill_queue_agents(subprocess_env, django_db_blocker):
     token = uuid.uuid4().hex[:6]
     queue = f"killq-{token}"
-    procs = {name: start_agent(name, queue, subprocess_env, concurrency=1) for name in (f"k1-{token}", f"k2-{token}")}
+    procs = {
+        name: start_agent(name, queue, subprocess_env, concurrency=1)
+        for name in (f"k1-{token}", f"k2-{token}")
+    }
     try:
         for proc in procs.values():
             wait_agent_ready(proc)
         yield queue, procs
     finally:
-        for proc in procs.values():
-            proc.stop()
+        stop_agents(procs.values(), django_db_blocker)
 
 
 def test_sweeper_recovers_a_task_run_whose_agent_was_killed(kill_queue_agents, api, settings):

@@ -1,0 +1,100 @@
+"""Heartbeats, the agents list and the sweeper's decisions (services called as the agent and the
+beat task call them; the kill -9 path with real processes is in tests/orchestrator/runs)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from orchestrator.agents.heartbeat import parse_tags
+from orchestrator.agents.models import Agent
+from orchestrator.agents.services import agent_heartbeat, agents_sweep
+from orchestrator.events.models import Event
+from orchestrator.runs import lifecycle
+from orchestrator.runs.models import TaskRun
+from tests.orchestrator.helpers import assert_error, put_task
+
+pytestmark = pytest.mark.django_db
+
+
+def age(agent_id: str, seconds: int) -> None:
+    Agent.objects.filter(pk=agent_id).update(
+        last_heartbeat=Agent.objects.get(pk=agent_id).last_heartbeat - timedelta(seconds=seconds)
+    )
+
+
+def backdate_start(task_run_id: str) -> None:
+    """The sweeper only recovers task runs that started before the staleness cutoff."""
+    started = TaskRun.objects.get(pk=task_run_id).start_time
+    TaskRun.objects.filter(pk=task_run_id).update(start_time=started - timedelta(seconds=60))
+
+
+def test_heartbeat_registers_once_and_lists_the_agent(api):
+    agent_heartbeat(agent_id="a1@host", queues=["default"], tags=["zone:eu"])
+    agent_heartbeat(agent_id="a1@host", queues=["default"], tags=["zone:eu"])
+    assert Event.objects.filter(type="agent.registered").count() == 1
+    assert Event.objects.get(type="agent.registered").data["agent_id"] == "a1@host"
+    body = api.get("/api/agents").json()
+    (agent,) = body["agents"]
+    assert set(agent) == {"agent_id", "status", "last_heartbeat", "assigned_tasks", "queues", "tags"}
+    assert agent["status"] == "active" and agent["queues"] == ["default"] and agent["tags"] == ["zone:eu"]
+    assert agent["last_heartbeat"].endswith("Z") and agent["assigned_tasks"] == []
+
+
+def test_stale_agent_goes_offline_once_and_reregisters(api, settings):
+    settings.AGENT_STALE_SECONDS = 30
+    agent_heartbeat(agent_id="a2@host", queues=["default"], tags=[])
+    age("a2@host", 31)
+    assert api.get("/api/agents").json()["agents"][0]["status"] == "offline"  # judged from the heartbeat age
+    assert agents_sweep()["agents_offline"] == 1
+    assert agents_sweep()["agents_offline"] == 0
+    assert Event.objects.filter(type="agent.offline").count() == 1
+    agent_heartbeat(agent_id="a2@host", queues=["default"], tags=[])
+    assert Event.objects.filter(type="agent.registered").count() == 2
+    assert api.get("/api/agents").json()["agents"][0]["status"] == "active"
+
+
+def test_queue_consumer_count_comes_from_live_agents(api):
+    agent_heartbeat(agent_id="a3@host", queues=["alpha", "beta"], tags=[])
+    agent_heartbeat(agent_id="a4@host", queues=["alpha"], tags=[])
+    agent_heartbeat(agent_id="a5@host", queues=["alpha"], tags=[])
+    age("a5@host", 3600)
+    queues = {q["name"]: q for q in api.get("/api/queues").json()["queues"]}
+    assert queues["alpha"]["consumer_count"] == 2 and queues["beta"]["consumer_count"] == 1
+
+
+def test_sweeper_recovers_running_task_runs_of_a_silent_agent(api, settings):
+    settings.AGENT_STALE_SECONDS = 30
+    put_task(api, "held")
+    run_id = api.post("/api/schedule-task", {"task_id": "held", "retries": 1}, format="json").json()["run_id"]
+    tr = TaskRun.objects.get(run_id=run_id)
+    agent_heartbeat(agent_id="silent@host", queues=["default"], tags=[])
+    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id="silent@host") is not None
+    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id="other@host") is None  # duplicate message
+    assigned = api.get("/api/agents").json()["agents"][0]["assigned_tasks"]
+    assert assigned == [tr.id]
+    assert agents_sweep()["task_runs_recovered"] == 0  # still fresh
+
+    age("silent@host", 60)
+    backdate_start(tr.pk)
+    assert agents_sweep()["task_runs_recovered"] == 1
+    tr.refresh_from_db()
+    assert (tr.status, tr.attempts, tr.agent_id) == ("queued", 1, None)  # one attempt left: retried
+
+    assert lifecycle.claim(task_run_id=tr.id, attempt=1, agent_id="silent@host") is not None
+    backdate_start(tr.pk)
+    assert agents_sweep()["task_runs_recovered"] == 1
+    tr.refresh_from_db()
+    assert tr.status == "failed"  # no attempts left
+    assert api.get(f"/api/runs/{run_id}").json()["status"] == "failed"
+    assert "stopped responding" in api.get(f"/api/tasks/{tr.id}/logs").json()["logs"]
+
+
+def test_parse_tags():
+    assert parse_tags(" gpu:yes, zone:eu ,,") == ["gpu:yes", "zone:eu"]
+
+
+def test_agents_list_needs_a_credential_when_security_is_on(api, settings):
+    settings.ORCH_SECURITY_ENABLED = True
+    assert_error(api.get("/api/agents"), 401, "not_authenticated")
