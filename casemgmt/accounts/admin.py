@@ -5,6 +5,7 @@ from typing import Any
 from django.contrib import admin
 
 from casemgmt.accounts.models import Role, User
+from casemgmt.accounts.services import principal_created_in_admin
 from casemgmt.tenancy.admin import TenantScopedAdmin
 
 
@@ -49,3 +50,8 @@ class UserAdmin(TenantScopedAdmin):
             obj.email = obj.email.strip().lower()
             obj.set_unusable_password()  # set through the welcome link or POST /auth/password/set
         super().save_model(request, obj, form, change)
+
+    def save_related(self, request: Any, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        if not change:  # roles are saved by now, so the audit row names them
+            principal_created_in_admin(user=form.instance, actor=request.user)

@@ -182,13 +182,38 @@ def principal_create(
         api_key_prefix=key.prefix if key else "",
     )
     if kind == User.KIND_HUMAN:
-        from casemgmt.accounts.tasks import send_welcome_email
-
-        user_id = str(user.id)
-        transaction.on_commit(
-            lambda: send_welcome_email.apply_async(args=[user_id], queue=settings.ACCOUNTS_EMAIL_QUEUE)
-        )
+        _queue_welcome(user)
     return CreatedPrincipal(user=user, api_key=key.plaintext if key else None)
+
+
+def _queue_welcome(user: User) -> None:
+    from casemgmt.accounts.tasks import send_welcome_email
+
+    user_id = str(user.id)
+    transaction.on_commit(
+        lambda: send_welcome_email.apply_async(args=[user_id], queue=settings.ACCOUNTS_EMAIL_QUEUE)
+    )
+
+
+@transaction.atomic
+def principal_created_in_admin(*, user: User, actor: User) -> None:
+    """Django admin saves the row itself; this adds what the API's creation does: audit and welcome."""
+    if user.tenant_id is None:
+        return  # platform operators have no tenant, hence no tenant audit chain
+    record(
+        tenant_id=user.tenant_id,
+        actor=str(actor.id),
+        action="user:created",
+        resource=f"principals/{user.id}",
+        changes={
+            "email": user.email,
+            "displayName": user.display_name,
+            "kind": user.kind,
+            "roles": user.role_names,
+        },
+    )
+    if user.kind == User.KIND_HUMAN:
+        _queue_welcome(user)
 
 
 @transaction.atomic

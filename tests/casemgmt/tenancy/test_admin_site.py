@@ -99,3 +99,34 @@ def test_superuser_sees_every_tenant(tenant, other_tenant):
     themes = client.get("/admin/tenancy/theme/").context["cl"].queryset
     assert {tenant.id, other_tenant.id} <= {t.tenant_id for t in themes}
     assert client.get("/admin/tenancy/tenant/").status_code == 200
+
+
+def test_user_added_in_admin_is_audited_and_welcomed(
+    tenant_admin, tenant, django_capture_on_commit_callbacks
+):
+    from django.core import mail
+
+    from casemgmt.audit.models import AuditEvent
+
+    viewer_role = Role.objects.get(tenant=tenant, name="viewer")
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = browser(tenant_admin).post(
+            "/admin/accounts/user/add/",
+            {
+                "email": "Added@Example.test",
+                "display_name": "Added",
+                "kind": "human",
+                "roles": [str(viewer_role.pk)],
+                "is_active": "on",
+            },
+        )
+    assert response.status_code == 302, response.content
+    added = User.objects.get(email="added@example.test")
+    assert added.tenant_id == tenant.id and not added.has_usable_password() and added.role_names == ["viewer"]
+    event = AuditEvent.objects.get(tenant=tenant, action="user:created", resource=f"principals/{added.id}")
+    assert event.actor == str(tenant_admin.id) and event.changes["roles"] == ["viewer"]
+    assert len(callbacks) == 1
+    from casemgmt.accounts.tasks import send_welcome_email
+
+    send_welcome_email.apply(args=[str(added.id)])
+    assert "/auth/password/set?token=" in mail.outbox[0].body
