@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -12,13 +11,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.audit import selectors, services
+from casemgmt.audit.exports import export_response
 from casemgmt.audit.models import AuditEvent
 from casemgmt.cases.selectors import access_case
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
-from shared.audit.services import event_to_dict, export_csv, export_json
-
-CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+from shared.audit.services import event_to_dict
 
 
 class ExportNegotiation(DefaultContentNegotiation):
@@ -26,14 +24,6 @@ class ExportNegotiation(DefaultContentNegotiation):
 
     def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
         return renderers[0], renderers[0].media_type
-
-
-def stream(events: Any, fmt: str, filename: str) -> StreamingHttpResponse:
-    chunks: Iterator[str] = export_csv(events) if fmt == "csv" else export_json(events)
-    response = StreamingHttpResponse(chunks, content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
 
 
 def paged(request: Request, events: Any, *, default_limit: int = 50, max_limit: int = 500) -> Response:
@@ -94,7 +84,7 @@ class CaseEventExportApi(APIView):
             user=request.user, scope=f"audit/cases/{case.id}", params={"format": fmt, "caseId": str(case.id)}
         )
         events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
-        return stream(events, fmt, f"case-{case.case_number}-events")
+        return export_response(request._request, events, fmt, f"case-{case.case_number}-events")
 
 
 class AuditListApi(APIView):
@@ -145,4 +135,4 @@ class AuditExportApi(APIView):
                 "end_date": params.get("end_date"),
             },
         )
-        return stream(events, fmt, "audit-export")
+        return export_response(request._request, events, fmt, "audit-export")
