@@ -100,6 +100,10 @@ def workflow_update(
 
 @transaction.atomic
 def workflow_publish(*, user: Any, workflow: Workflow) -> Workflow:
+    # Lock every version of this case type key, in one order: of two concurrent publishes, the
+    # second waits and then unsets the first's default (one default, never a deadlock).
+    versions = Workflow.objects.filter(tenant_id=workflow.tenant_id, case_type_key=workflow.case_type_key)
+    list(versions.select_for_update().order_by("pk").values_list("pk", flat=True))
     workflow = _locked(workflow)
     if workflow.status != Workflow.DRAFT:
         raise InvalidState(f"Workflow is {workflow.status}; only drafts can be published.")

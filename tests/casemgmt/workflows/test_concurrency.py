@@ -91,3 +91,21 @@ def test_sla_job_escalates_once_when_run_twice_or_concurrently(flow, api, tenant
     task = ok(flow.client.get(f"/tasks/{cases[0]['id']}/review"))
     assert task["escalated"] is True and task["escalationReason"].startswith("SLA breached")
     assert escalate_overdue_tasks() == 0  # the beat task itself: not overdue by the real clock
+
+
+def test_concurrent_publishes_leave_exactly_one_default(flow):
+    drafts = [
+        ok(
+            flow.client.post(
+                "/workflows",
+                {"caseTypeKey": flow.key, "name": f"W{i}", "steps": [task_step("a")]},
+                format="json",
+            ),
+            201,
+        )
+        for i in range(2)
+    ]
+    responses = run_together(*[lambda d=d: flow.client.post(f"/workflows/{d['id']}/publish") for d in drafts])
+    assert [r.status_code for r in responses] == [200, 200]
+    listing = ok(flow.client.get(f"/workflows?caseTypeKey={flow.key}"))["data"]
+    assert sum(1 for w in listing if w["isDefault"]) == 1
