@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -41,6 +42,21 @@ class TemplateInput(serializers.Serializer):
         }
 
 
+class TemplateOutput(serializers.Serializer):
+    """Documentation of the response shape; `template` is absent from list items."""
+
+    name = serializers.CharField()
+    description = serializers.CharField()
+    template = serializers.CharField(required=False)
+    model = serializers.CharField()
+    temperature = serializers.FloatField(allow_null=True)
+    maxTokens = serializers.IntegerField(allow_null=True)
+    version = serializers.IntegerField()
+    latestVersion = serializers.IntegerField()
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+
+
 def template_out(
     template: PromptTemplate, *, created_at: Any = None, latest: int | None = None, full: bool = True
 ) -> dict[str, Any]:
@@ -62,16 +78,19 @@ def template_out(
 
 class PromptTemplateListCreateApi(APIView):
     required = {"GET": "agents:read", "POST": "agents:write"}
+    OutputSerializer = TemplateOutput
 
     class InputSerializer(TemplateInput):
         name = serializers.CharField(max_length=100)
 
+    @extend_schema(responses=TemplateOutput(many=True))
     def get(self, request):
         rows = prompt_template_latest(tenant_id=request.user.tenant_id)
         return Response(
             [template_out(t, created_at=first, latest=t.version, full=False) for t, first in rows]
         )
 
+    @extend_schema(responses={201: TemplateOutput})
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -85,6 +104,7 @@ class PromptTemplateDetailApi(APIView):
     """PUT creates the next version (spec); GET answers the latest version."""
 
     required = {"GET": "agents:read", "PUT": "agents:write"}
+    OutputSerializer = TemplateOutput
 
     class InputSerializer(TemplateInput):
         name = serializers.CharField(max_length=100, required=False)
@@ -103,6 +123,7 @@ class PromptTemplateDetailApi(APIView):
 
 class PromptTemplateVersionApi(APIView):
     required = {"GET": "agents:read"}
+    OutputSerializer = TemplateOutput
 
     def get(self, request, name: str, version: int):
         template = prompt_template_get(tenant_id=request.user.tenant_id, name=name, version=version)

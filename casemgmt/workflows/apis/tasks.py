@@ -6,6 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.workflows.apis.docs import DraftOutput, FullTaskOutput, InboxOutput
 from casemgmt.workflows.selectors import draft_record, task_detail, task_get, task_inbox
 from casemgmt.workflows.services import tasks as services
 from shared.api.pagination import get_page, page_links
@@ -17,6 +18,7 @@ def _full(user, row) -> Response:
 
 class TaskInboxApi(APIView):
     required = {"GET": "tasks:read"}
+    OutputSerializer = InboxOutput
 
     def get(self, request):
         page = get_page(request.query_params, default_limit=25, max_limit=100)
@@ -29,6 +31,7 @@ class TaskInboxApi(APIView):
 
 class TaskDetailApi(APIView):
     required = {"GET": "tasks:read"}
+    OutputSerializer = FullTaskOutput
 
     def get(self, request, case_id, step_id: str):
         return Response(task_detail(task_get(user=request.user, case_id=case_id, step_id=step_id), full=True))
@@ -36,6 +39,7 @@ class TaskDetailApi(APIView):
 
 class TaskClaimApi(APIView):
     required = {"POST": "tasks:claim"}
+    OutputSerializer = FullTaskOutput
 
     def post(self, request, case_id, step_id: str):
         row = services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
@@ -44,6 +48,7 @@ class TaskClaimApi(APIView):
 
 class TaskCompleteApi(APIView):
     required = {"POST": "tasks:complete"}
+    OutputSerializer = FullTaskOutput
 
     class InputSerializer(serializers.Serializer):
         data = serializers.DictField(required=False, default=dict)
@@ -60,6 +65,7 @@ class TaskCompleteApi(APIView):
 
 class TaskDraftApi(APIView):
     required = {"POST": "tasks:complete"}
+    OutputSerializer = DraftOutput
 
     class InputSerializer(serializers.Serializer):
         data = serializers.DictField()
@@ -75,6 +81,7 @@ class TaskDraftApi(APIView):
 
 class TaskReassignApi(APIView):
     required = {"POST": "tasks:complete"}
+    OutputSerializer = FullTaskOutput
 
     class InputSerializer(serializers.Serializer):
         assignTo = serializers.UUIDField()
@@ -93,6 +100,7 @@ class TaskReassignApi(APIView):
 
 class TaskEscalateApi(APIView):
     required = {"POST": "tasks:complete"}
+    OutputSerializer = FullTaskOutput
 
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(max_length=2000)

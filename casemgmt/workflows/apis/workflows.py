@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.workflows.apis.docs import WorkflowListOutput, WorkflowOutput
 from casemgmt.workflows.models import Workflow
 from casemgmt.workflows.selectors import workflow_get, workflow_list
 from casemgmt.workflows.services.workflows import (
@@ -62,10 +64,12 @@ def workflow_out(workflow: Workflow) -> dict[str, Any]:
 
 class WorkflowListCreateApi(APIView):
     required = {"GET": "workflows:read", "POST": "workflows:write"}
+    OutputSerializer = WorkflowListOutput
 
     class InputSerializer(DefinitionInput):
         caseTypeKey = serializers.CharField(max_length=100)
 
+    @extend_schema(operation_id="workflows_list")
     def get(self, request):
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         workflows = workflow_list(tenant_id=request.user.tenant_id, params=request.query_params)
@@ -74,6 +78,7 @@ class WorkflowListCreateApi(APIView):
         next_url, _ = page_links(request, page, total)
         return Response({"data": [workflow_out(w) for w in rows], "total": total, "next": next_url})
 
+    @extend_schema(responses={201: WorkflowOutput})
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -87,6 +92,7 @@ class WorkflowListCreateApi(APIView):
 
 class WorkflowDetailApi(APIView):
     required = {"GET": "workflows:read", "PUT": "workflows:write"}
+    OutputSerializer = WorkflowOutput
 
     class InputSerializer(DefinitionInput):
         pass
@@ -104,6 +110,7 @@ class WorkflowDetailApi(APIView):
 
 class WorkflowPublishApi(APIView):
     required = {"POST": "workflows:publish"}
+    OutputSerializer = WorkflowOutput
 
     def post(self, request, workflow_id):
         workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
@@ -112,6 +119,7 @@ class WorkflowPublishApi(APIView):
 
 class WorkflowWithdrawApi(APIView):
     required = {"POST": "workflows:publish"}
+    OutputSerializer = WorkflowOutput
 
     def post(self, request, workflow_id):
         workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
