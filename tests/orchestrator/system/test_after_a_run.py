@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.webhooks.models import Delivery
 from orchestrator.webhooks.services import events_dispatch
-from tests.orchestrator.helpers import put_task, start_agent, wait_agent_ready, wait_run
+from tests.orchestrator.helpers import put_task, start_agent, stop_agents, wait_agent_ready, wait_run
 from tests.orchestrator.webhooks.receiver import Receiver
 from tests.support.processes import wait_for
 
@@ -21,13 +21,13 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 
 @pytest.fixture(scope="module")
-def agent(subprocess_env):
+def agent(subprocess_env, django_db_blocker):
     proc = start_agent(f"sysagent-{uuid.uuid4().hex[:6]}", "sysq", subprocess_env, concurrency=1)
     try:
         wait_agent_ready(proc)
         yield proc
     finally:
-        proc.stop()
+        stop_agents([proc], django_db_blocker)
 
 
 def prom_value(text: str, sample: str) -> float:

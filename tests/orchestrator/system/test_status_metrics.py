@@ -14,6 +14,13 @@ from tests.orchestrator.security.helpers import api_key_headers
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def only_our_agents():
+    """Agent processes other test files keep alive (session fixtures) heartbeat into this database;
+    these tests count agents exactly, so they start from none (the delete is rolled back after)."""
+    Agent.objects.all().delete()
+
+
 def heartbeat(agent_id: str, *, age_seconds: float, queues=("default",), status="active") -> None:
     now = timezone.now()
     Agent.objects.create(

@@ -72,7 +72,9 @@ def test_sweep_recovers_lost_and_abandoned_deliveries(settings):
     with Receiver() as receiver:
         delivery = one_delivery(receiver.url + "/hook")
         past = timezone.now() - timedelta(minutes=5)
-        Delivery.objects.filter(pk=delivery.pk).update(status="delivering", claimed_until=past, next_attempt_at=past)
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status="delivering", claimed_until=past, next_attempt_at=past
+        )
         assert deliveries_sweep() == 1
         delivery.refresh_from_db()
         assert delivery.status == "pending" and delivery.claimed_until is None
