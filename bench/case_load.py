@@ -9,6 +9,7 @@ Measures, against the production settings (PostgreSQL, Redis, uvicorn with one w
      primary key at the same concurrency, so the service's overhead is a ratio.
 
 Usage:  .venv/bin/python bench/case_load.py [--duration 20] [--concurrency 32] [--seed 100000]
+        [--server uvicorn|gunicorn] [--workers N] [--skip-search]
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/case_bench; the database
 is dropped and recreated), BENCH_REDIS_URL (default redis://127.0.0.1:6379). Each run takes < 3 min.
 The load generator runs on the same machine as the server and competes with it for the CPUs.
@@ -109,11 +110,17 @@ def setup_tenant(env: dict[str, str]) -> dict[str, str]:
     return info
 
 
-def start_server(env: dict[str, str], port: int, workers: int) -> subprocess.Popen:
-    args = [
-        sys.executable, "-m", "uvicorn", "casemgmt.config.asgi:application", "--host", "127.0.0.1",
-        "--port", str(port), "--workers", str(workers), "--no-access-log", "--log-level", "warning",
-    ]  # fmt: skip
+def start_server(env: dict[str, str], port: int, workers: int, server: str) -> subprocess.Popen:
+    if server == "gunicorn":  # WSGI: no per-request thread hop of Django's ASGI handler
+        args = [
+            sys.executable, "-m", "gunicorn", "bench.case_wsgi:application", "-b", f"127.0.0.1:{port}",
+            "-w", str(workers), "-k", "gthread", "--threads", "4", "--log-level", "warning",
+        ]  # fmt: skip
+    else:
+        args = [
+            sys.executable, "-m", "uvicorn", "casemgmt.config.asgi:application", "--host", "127.0.0.1",
+            "--port", str(port), "--workers", str(workers), "--no-access-log", "--log-level", "warning",
+        ]  # fmt: skip
     proc = subprocess.Popen(args, cwd=ROOT, env=env, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -316,19 +323,24 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="uvicorn worker processes")
     parser.add_argument("--seed", type=int, default=100_000, help="cases bulk-loaded for the search phase")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument(
+        "--server", choices=["uvicorn", "gunicorn"], default="uvicorn", help="ASGI or WSGI server"
+    )
+    parser.add_argument("--skip-search", action="store_true", help="skip seeding and the search phase")
     parser.add_argument("--output", type=Path, default=ROOT / "var" / "bench-case-load.json")
     args = parser.parse_args()
 
     env = server_env()
     recreate_database()
     info = setup_tenant(env)
-    server = start_server(env, args.port, args.workers)
+    server = start_server(env, args.port, args.workers, args.server)
     base = f"http://127.0.0.1:{args.port}"
     try:
         results = asyncio.run(http_phases(base, info, args))
-        seconds = seed_cases(info, args.seed)
-        print(json.dumps({"name": "seed", "cases": args.seed, "seconds": round(seconds, 1)}), flush=True)
-        results += asyncio.run(search_phase(base, info, args))
+        if not args.skip_search:
+            seconds = seed_cases(info, args.seed)
+            print(json.dumps({"name": "seed", "cases": args.seed, "seconds": round(seconds, 1)}), flush=True)
+            results += asyncio.run(search_phase(base, info, args))
     finally:
         server.terminate()
         server.wait(timeout=20)

@@ -6,6 +6,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from casemgmt.tenancy.models import Tenant
 
@@ -66,7 +67,8 @@ class Case(models.Model):
     workflow_version = models.ForeignKey(
         "workflows.Workflow", on_delete=models.PROTECT, null=True, blank=True, related_name="cases"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set by case_create (not auto_now_add) so that slaDeadline is computed from the same instant.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )

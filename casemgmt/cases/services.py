@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Max
+from django.utils import timezone
 
 from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import check_schema, data_changes, merge_patch, search_text, validate_data
@@ -140,6 +141,9 @@ def case_create(
     validate_data(case_type.schema, data)  # spec: 400 with every schema failure
     number = _next_case_number(user.tenant_id, case_type)
     name = display_name or _default_display_name(case_type, number, data)
+    created_at = timezone.now()
+    # Decision: the case type's slaHours wins, else the bound workflow's; no deadline when neither.
+    sla_hours = case_type.sla_hours or (workflow.sla_hours if workflow else None)
     case = Case.objects.create(
         tenant_id=user.tenant_id,
         case_type=case_type,
@@ -147,14 +151,11 @@ def case_create(
         display_name=name,
         data=data,
         workflow_version=workflow,
+        created_at=created_at,
         created_by=user,
+        sla_deadline=created_at + timedelta(hours=sla_hours) if sla_hours else None,
         search_text=search_text(case_number=number, display_name=name, data=data),
     )
-    # Decision: the case type's slaHours wins, else the bound workflow's; no deadline when neither.
-    sla_hours = case_type.sla_hours or (workflow.sla_hours if workflow else None)
-    if sla_hours:
-        case.sla_deadline = case.created_at + timedelta(hours=sla_hours)
-        Case.objects.filter(pk=case.pk).update(sla_deadline=case.sla_deadline)
     record(
         tenant_id=user.tenant_id,
         actor=str(user.id),
