@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 
 import pytest
 import websockets
 from django.db import connection
 
 from casemgmt.accounts.tokens import issue_for
+from casemgmt.workflows.services import tasks_escalate_overdue
+from shared.api.time import now_ms
 from tests.casemgmt.workflows.conftest import task_step
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -44,7 +47,7 @@ def test_step_activated_and_task_assigned_reach_their_readers(
     asgi_server, flow, api, make_user, tenant, admin_user
 ):
     worker = make_user(tenant, permissions=["tasks:read", "tasks:claim", "tasks:complete"])
-    flow.workflow([task_step("review"), task_step("payout")])
+    flow.workflow([task_step("review"), task_step("payout", slaHours=1)])
 
     async def scenario():
         admin_ws, worker_ws = await connect(asgi_server, admin_user), await connect(asgi_server, worker)
@@ -81,6 +84,12 @@ def test_step_activated_and_task_assigned_reach_their_readers(
             assert message["data"] == {"caseId": case, "stepId": "payout"}
             with pytest.raises(asyncio.TimeoutError):
                 await receive(worker_ws, timeout=1)
+
+            # The SLA job notifies the tenant's task readers of an escalation.
+            assert await call(tasks_escalate_overdue, now=now_ms() + timedelta(days=30)) == 1
+            message = await receive(worker_ws)
+            assert message["type"] == "task:escalated"
+            assert message["data"]["caseId"] == case and message["data"]["stepId"] == "payout"
         finally:
             await admin_ws.close()
             await worker_ws.close()

@@ -13,6 +13,11 @@ from tests.casemgmt.workflows.conftest import audit_actions, ok, task_step
 pytestmark = pytest.mark.django_db
 
 WORKER = ["tasks:read", "tasks:claim", "tasks:complete", "cases:read"]
+TASK_FIELDS = {
+    "caseId", "stepId", "stepName", "caseType", "caseNumber", "caseSummary", "status", "createdAt", "dueAt",
+    "assignedTo", "role", "formSchema", "outcomes", "escalated", "escalatedAt", "escalationReason",
+    "escalatedTo", "draft", "outcome", "completedAt", "completedBy",
+}  # fmt: skip
 
 
 def test_two_step_workflow_end_to_end(flow, api, make_user, tenant):
@@ -31,12 +36,14 @@ def test_two_step_workflow_end_to_end(flow, api, make_user, tenant):
         item["createdAt"].endswith("Z") and item["dueAt"].endswith("Z") and item["dueAt"] > item["createdAt"]
     )
     assert item["caseSummary"]["caseNumber"] == case["caseNumber"]
-    assert "caseData" not in item
+    assert set(item) == TASK_FIELDS
+    assert item["escalated"] is False and item["draft"] is None and item["outcomes"] == ["approve", "reject"]
 
     base = f"/tasks/{case['id']}/review"
     claimed = ok(api(alice).post(f"{base}/claim"))
     assert claimed["assignedTo"] == str(alice.id) and claimed["status"] == "claimed"
     assert claimed["caseData"] == {"amount": 50, "title": "Broken window"}
+    assert set(claimed) == TASK_FIELDS | {"caseData", "data"} and claimed["data"] is None
     assert ok(api(alice).post(f"{base}/claim"))["assignedTo"] == str(alice.id)  # idempotent for the holder
 
     taken = api(bob).post(f"{base}/claim")

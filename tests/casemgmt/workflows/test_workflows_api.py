@@ -20,6 +20,10 @@ def test_create_read_edit_publish_withdraw(flow, tenant):
     assert created["caseTypeKey"] == flow.key and created["slaHours"] == 48 and created["autoClose"] is False
     assert created["outcomes"] == ["paid", "denied"] and created["publishedAt"] is None
     assert created["steps"] == [task_step("review")] and created["createdAt"].endswith("Z")
+    assert set(created) == {
+        "id", "caseTypeKey", "name", "version", "status", "isDefault", "autoClose", "slaHours", "outcomes",
+        "steps", "createdAt", "updatedAt", "publishedAt",
+    }  # fmt: skip
     url = f"/workflows/{created['id']}"
     assert ok(flow.client.get(url)) == created
 
@@ -40,6 +44,9 @@ def test_create_read_edit_publish_withdraw(flow, tenant):
     listing = ok(flow.client.get(f"/workflows?caseTypeKey={flow.key}"))
     assert listing["total"] == 1 and listing["data"][0]["id"] == created["id"] and listing["next"] is None
     assert ok(flow.client.get("/workflows?status=draft"))["total"] == 0
+    for bad in ("status=open", "limit=101", "offset=-1"):
+        assert flow.client.get(f"/workflows?{bad}").status_code == 400, bad
+    assert flow.client.get("/workflows/00000000-0000-0000-0000-000000000000").status_code == 404
 
     withdrawn = ok(flow.client.post(f"{url}/withdraw"))
     assert withdrawn["status"] == "withdrawn" and withdrawn["isDefault"] is False
