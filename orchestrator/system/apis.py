@@ -3,11 +3,12 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.system import selectors
+from orchestrator.system import schemas, selectors
 from shared.health import probe_database
 
 STARTED_AT = time.monotonic()
@@ -30,6 +31,7 @@ class HealthApi(APIView):
     public = True
     authentication_classes: list = []
 
+    @extend_schema(responses={200: schemas.HEALTH, 503: schemas.HEALTH}, auth=[])
     def get(self, request: Request) -> Response:
         db = probe_database()
         agents = selectors.agents_status(selectors.agent_counts()) if db.ok else "unknown"
@@ -47,6 +49,7 @@ class HealthApi(APIView):
 
 
 class StatusApi(APIView):
+    @extend_schema(responses=schemas.STATUS)
     def get(self, request: Request) -> Response:
         db = probe_database()
         if db.ok:
@@ -76,5 +79,6 @@ class StatusApi(APIView):
 
 
 class MetricsApi(APIView):
+    @extend_schema(responses=schemas.METRICS)
     def get(self, request: Request) -> Response:
         return Response(selectors.metrics_snapshot())

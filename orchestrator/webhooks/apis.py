@@ -90,7 +90,7 @@ class WebhookListCreateApi(APIView):
                 "limit": serializers.IntegerField(),
                 "offset": serializers.IntegerField(),
             },
-        )
+        ),
     )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
@@ -120,7 +120,9 @@ class WebhookDetailApi(APIView):
         return Response(WebhookOutputSerializer(selectors.webhook_get(webhook_id=webhook_id)).data)
 
     @extend_schema(
-        responses=inline_serializer("WebhookDeleted", {"success": serializers.BooleanField(), "message": serializers.CharField()})
+        responses=inline_serializer(
+            "WebhookDeleted", {"success": serializers.BooleanField(), "message": serializers.CharField()}
+        )
     )
     def delete(self, request: Request, webhook_id: str) -> Response:
         services.webhook_delete(webhook_id=webhook_id)

@@ -41,7 +41,17 @@ def test_prometheus_metrics(db, api):
 def test_openapi_document(db, api):
     response = api.get("/openapi.json")
     assert response.status_code == 200
-    assert "/api/health" in response.json()["paths"]
+    doc = response.json()
+    for path in ("/api/health", "/api/status", "/api/metrics", "/api/webhooks", "/api/webhooks/{webhook_id}"):
+        assert path in doc["paths"], path
+    assert set(doc["components"]["securitySchemes"]) == {"apiKeyAuth", "bearerAuth", "cookieAuth"}
+    assert "secret" not in doc["components"]["schemas"]["WebhookList"]["properties"]
+    assert set(doc["components"]["schemas"]["Metrics"]["properties"]) == {
+        "tasks",
+        "runs",
+        "performance",
+        "resources",
+    }
 
 
 def test_unknown_route_is_a_contract_404(db, api):
