@@ -229,6 +229,8 @@ def _if_match_version(request: Request) -> int | None:
     if not raw:
         return None
     value = raw.strip().removeprefix("W/").strip('"')
+    if value == "*":  # RFC 9110: any current representation, i.e. no version check
+        return None
     if not value.isdigit():
         raise ValidationFailed('If-Match must be a case version like "3"', field="If-Match")
     return int(value)

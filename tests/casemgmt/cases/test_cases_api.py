@@ -188,6 +188,8 @@ def test_patch_version_from_if_match(api, worker, make_case):
     stale = patch(api(worker), case, {"data": {"amount": 2}}, HTTP_IF_MATCH='"1"')
     assert stale.status_code == 409 and stale.json()["code"] == "version_conflict"
     assert patch(api(worker), case, {"data": {"amount": 2}}, HTTP_IF_MATCH="abc").status_code == 400
+    any_version = patch(api(worker), case, {"data": {"amount": 3}}, HTTP_IF_MATCH="*")
+    assert any_version.status_code == 200 and any_version.json()["version"] == 3
 
 
 def test_stale_version_is_409_and_nothing_changes(api, worker, make_case):
