@@ -167,3 +167,10 @@ def test_api_key_roles(api):
     assert_error(api.post("/api/webhooks", body, format="json", **viewer), 403, "permission_denied")
     assert_error(api.post("/api/webhooks", body, format="json", **operator), 403, "permission_denied")
     assert api.post("/api/webhooks", body, format="json", **admin).status_code == 201
+
+
+def test_a_method_the_route_lacks_is_405_even_without_credentials(api):
+    assert_error(api.delete("/api/status"), 405, "method_not_allowed")
+    assert_error(
+        api.put("/api/webhooks", {}, format="json", **api_key_headers("viewer")), 405, "method_not_allowed"
+    )
