@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
@@ -61,6 +62,13 @@ def case_type_list(*, tenant_id: Any, key: str | None = None, latest: bool = Fal
 
 
 def case_type_get(*, tenant_id: Any, case_type_id: Any) -> CaseType:
+    return _case_type_cached(str(tenant_id), str(case_type_id))
+
+
+@lru_cache(maxsize=1024)
+def _case_type_cached(tenant_id: str, case_type_id: str) -> CaseType:
+    """A registered case type never changes (no update or delete path), so a process may keep it.
+    Misses raise and are not cached."""
     case_type = CaseType.objects.filter(tenant_id=tenant_id, id=case_type_id).first()
     if case_type is None:  # another tenant's case type is reported as missing too
         raise NotFound("Case type not found.")
