@@ -14,4 +14,13 @@ class AuditEvent(AuditEventBase):
         constraints = [
             models.UniqueConstraint(fields=["chain", "sequence"], name="audit_event_chain_sequence")
         ]
-        indexes = [models.Index(fields=["tenant", "resource", "sequence"], name="audit_tenant_resource_idx")]
+        indexes = [
+            models.Index(fields=["tenant", "resource", "sequence"], name="audit_tenant_resource_idx"),
+            # A case's trail matches resource prefixes (`cases/<id>/...`): a pattern-ops index lets
+            # LIKE 'prefix%' use it whatever the database collation (PostgreSQL; ignored elsewhere).
+            models.Index(
+                fields=["tenant", "resource"],
+                name="audit_tenant_resource_like",
+                opclasses=["uuid_ops", "varchar_pattern_ops"],
+            ),
+        ]

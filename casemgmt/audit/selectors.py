@@ -27,7 +27,7 @@ def case_event_filter(case_id: Any) -> Q:
 
 
 def case_events(*, tenant_id: Any, case_id: Any) -> QuerySet[AuditEvent]:
-    return AuditEvent.objects.filter(case_event_filter(case_id), chain=str(tenant_id)).order_by("sequence")
+    return AuditEvent.objects.filter(case_event_filter(case_id), tenant_id=tenant_id).order_by("sequence")
 
 
 def _date_bound(raw: str | None, field: str, *, end: bool) -> tuple[datetime | None, bool]:
