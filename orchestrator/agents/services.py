@@ -12,7 +12,7 @@ from orchestrator.agents.models import Agent
 from orchestrator.events.services import event_emit_agent
 from orchestrator.runs import lifecycle
 from orchestrator.runs.dispatch import Wakeup, send_on_commit
-from orchestrator.runs.models import PENDING, QUEUED, RUNNING, Run, TaskRun
+from orchestrator.runs.models import CANCELLED, FAILED, PENDING, QUEUED, RUNNING, Run, TaskRun
 from shared.api.time import now_ms
 
 logger = logging.getLogger(__name__)
@@ -83,13 +83,18 @@ def _redispatch_lost(cutoff, live_queues: set[str]) -> int:
     return len(overdue)
 
 
-def _start_stalled_runs(cutoff) -> None:
-    """A run whose scheduling request died between its two transactions still gets started."""
+def _unstick_runs(cutoff) -> None:
+    """A run whose scheduling request died between its two transactions still gets started, and
+    one whose last completing agent died right after committing still completes."""
     stalled = Run.objects.filter(status=PENDING, start_time__lt=cutoff).exclude(
         task_runs__status__in=(QUEUED, RUNNING)
     )
     for run_id in stalled.values_list("run_id", flat=True)[:100]:
         lifecycle.run_start(run_id=run_id)
+    unfinished = (PENDING, QUEUED, RUNNING, FAILED, CANCELLED)
+    done = Run.objects.filter(status=RUNNING).exclude(task_runs__status__in=unfinished)
+    for run_id in done.values_list("run_id", flat=True)[:100]:
+        lifecycle.complete_run_if_done(run_id)
 
 
 def agents_sweep() -> dict[str, int]:
@@ -109,5 +114,5 @@ def agents_sweep() -> dict[str, int]:
         for q in queues
     }
     resent = _redispatch_lost(cutoff, live_queues)
-    _start_stalled_runs(cutoff)
+    _unstick_runs(cutoff)
     return {"agents_offline": len(offline), "task_runs_recovered": recovered, "wakeups_resent": resent}

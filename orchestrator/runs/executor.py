@@ -163,15 +163,23 @@ class CommandRunner:
         exited_at: float | None = None
         cancelled = timed_out = False
         eof = False
-        while not (eof and proc.poll() is not None):
-            try:
-                item = lines.get(timeout=0.02)
-            except queue.Empty:
-                item = None
-            if item is EOF_MARK:
-                eof = True
-            elif item is not None:
-                self.sink.add(item)
+        while True:
+            if eof:  # output closed: wait for the exit itself (returns at once once it happened)
+                try:
+                    proc.wait(timeout=0.05)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+            else:
+                try:
+                    item = lines.get(timeout=0.05)
+                except queue.Empty:
+                    item = None
+                if item is EOF_MARK:
+                    eof = True
+                    continue
+                if item is not None:
+                    self.sink.add(item)
             now = time.monotonic()
             if self.sink.due():
                 self.sink.flush()
@@ -223,4 +231,6 @@ def execute(*, task_run_id: str, attempt: int, agent_id: str) -> str | None:
         exit_code=outcome.exit_code,
         retryable=outcome.retryable,
         note=outcome.note,
+        run_id=execution.run_id,
+        execution=execution,
     )

@@ -1,18 +1,19 @@
 """Task run and run state machine (CONTRACT "Orchestrator": run status rules).
 
 Every transition is a conditional UPDATE (`WHERE status = ...`), so a duplicate or late Celery
-message can never run a task twice or bring a cancelled one back. Transactions that change run-level
-state lock the run row first and task run rows after it: that one order rules out deadlocks, and the
-run lock makes fan-in safe (two upstream tasks finishing at once cannot both miss, or both queue,
-their common dependent).
+message can never run a task twice or bring a cancelled one back. Every transaction takes its run
+row lock (FOR UPDATE for run-level changes, FOR KEY SHARE for completions) before any task run row:
+that one order rules out deadlocks. Completions do not serialize on the run; fan-in safety comes
+from locking the dependent's row (see `queue_dependents`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from types import SimpleNamespace
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from orchestrator.events.services import event_emit_run, event_emit_task_run
@@ -45,6 +46,9 @@ class Execution:
     timeout_seconds: int | None
     log_bytes: int
     log_truncated: bool
+    task_id: str = ""
+    dag_id: str | None = None
+    start_time: datetime | None = None
 
 
 def lock_run(run_id: str) -> Run:
@@ -65,16 +69,12 @@ def _set_status(task_runs: list[TaskRun], run: Run, status: str, **fields) -> li
     return changed
 
 
-def queue_ready(run: Run, *, after: str | None = None) -> list[Wakeup]:
-    """Queues the pending task runs whose upstream all completed (only those waiting on `after`,
-    when given). Caller holds the run lock. Returns the wake-ups to send on commit."""
+def queue_ready(run: Run) -> list[Wakeup]:
+    """Queues the pending task runs whose upstream all completed (a run's roots, and after a rerun
+    those whose upstream was carried over). Caller holds the run lock."""
     if run.status not in (PENDING, RUNNING):
         return []
     pending = list(TaskRun.objects.filter(run=run, status=PENDING))
-    if after:
-        pending = [tr for tr in pending if after in tr.upstream]
-    if not pending:
-        return []
     needed = {u for tr in pending for u in tr.upstream}
     done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
     ready = [tr for tr in pending if set(tr.upstream) <= done]
@@ -93,27 +93,30 @@ def run_start(*, run_id: str) -> None:
 
 def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
     """queued -> running for exactly one message. None when this message is stale or a duplicate."""
-    row = TaskRun.objects.filter(pk=task_run_id).values("run_id", "status", "attempts", "run__status").first()
-    if row is None or row["status"] != QUEUED or row["attempts"] != attempt:
+    tr = TaskRun.objects.select_related("run").filter(pk=task_run_id).first()
+    if tr is None or tr.status != QUEUED or tr.attempts != attempt:
         return None
+    run = tr.run
     with transaction.atomic():
-        # The run row is locked only for its first start; later claims touch just their own row.
-        if row["run__status"] == PENDING:
-            run = lock_run(row["run_id"])
-        else:
-            run = Run.objects.get(pk=row["run_id"])
+        if run.status == PENDING:  # only a run's first start locks the run row
+            run = lock_run(run.run_id)
         now = now_ms()
-        n = TaskRun.objects.filter(pk=task_run_id, status=QUEUED, attempts=attempt).update(
+        if not TaskRun.objects.filter(pk=task_run_id, status=QUEUED, attempts=attempt).update(
             status=RUNNING,
             attempts=F("attempts") + 1,
             agent_id=agent_id,
             start_time=now,
             end_time=None,
             exit_code=None,
-        )
-        if not n:
+        ):
             return None
-        tr = TaskRun.objects.get(pk=task_run_id)
+        tr.status, tr.attempts, tr.agent_id, tr.start_time, tr.end_time = (
+            RUNNING,
+            attempt + 1,
+            agent_id,
+            now,
+            None,
+        )
         event_emit_task_run(tr, run)
         # spec (CONTRACT): a run is pending until its first task run starts executing
         if run.status == PENDING and Run.objects.filter(pk=run.pk, status=PENDING).update(status=RUNNING):
@@ -129,6 +132,9 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
         timeout_seconds=tr.timeout_seconds,
         log_bytes=tr.log_bytes,
         log_truncated=tr.log_truncated,
+        task_id=tr.task_id,
+        dag_id=run.dag_id,
+        start_time=tr.start_time,
     )
 
 
@@ -143,15 +149,93 @@ def still_mine(*, task_run_id: str, attempt: int) -> tuple[bool, bool]:
     return status == RUNNING and attempts == attempt, bool(force)
 
 
-@transaction.atomic
 def finish(
-    *, task_run_id: str, attempt: int, ok: bool, exit_code: int | None, retryable: bool = True, note: str = ""
+    *,
+    task_run_id: str,
+    attempt: int,
+    ok: bool,
+    exit_code: int | None,
+    retryable: bool = True,
+    note: str = "",
+    run_id: str | None = None,
+    execution: Execution | None = None,
 ) -> str | None:
     """running -> completed | failed (or back to queued for a retry). Returns the new status, or
     None when this attempt no longer owns the task run (cancelled, or recovered by the sweeper)."""
-    run_id = TaskRun.objects.filter(pk=task_run_id).values_list("run_id", flat=True).first()
+    run_id = run_id or TaskRun.objects.filter(pk=task_run_id).values_list("run_id", flat=True).first()
     if run_id is None:
         return None
+    if not ok:
+        return _finish_failed(task_run_id, attempt, run_id, exit_code, retryable, note)
+    done, dispatched = _finish_completed(task_run_id, attempt, run_id, execution)
+    if done and not dispatched:
+        complete_run_if_done(run_id)
+    return COMPLETED if done else None
+
+
+def _share_run(run_id: str):
+    """Completions only share-lock their run (FOR KEY SHARE): they run concurrently with each
+    other, while cancel (FOR UPDATE on the run) waits for them, and they for it. Both take the run
+    lock before any task run row, so the two can never deadlock."""
+    qs = Run.objects.filter(pk=run_id).values("run_id", "dag_id", "status")
+    if connection.vendor == "postgresql":
+        sql, params = qs.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(f"{sql} FOR KEY SHARE", params)
+            row = cursor.fetchone()
+        return SimpleNamespace(run_id=row[0], dag_id=row[1], status=row[2])
+    return SimpleNamespace(**qs.get())
+
+
+@transaction.atomic
+def _finish_completed(
+    task_run_id: str, attempt: int, run_id: str, execution: Execution | None
+) -> tuple[bool, bool]:
+    run = _share_run(run_id)
+    now = now_ms()
+    if not TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).update(
+        status=COMPLETED, end_time=now, exit_code=0
+    ):
+        return False, False
+    if execution is not None:  # what the agent already knows: no re-read on the hot path
+        tr = SimpleNamespace(id=task_run_id, task_id=execution.task_id, status=COMPLETED,
+                             start_time=execution.start_time, end_time=now)  # fmt: skip
+    else:
+        tr = TaskRun.objects.get(pk=task_run_id)
+    event_emit_task_run(tr, run)
+    wakeups = queue_dependents(run, tr.id)
+    send_on_commit(wakeups)
+    return True, bool(wakeups)
+
+
+def queue_dependents(run: Run, finished_id: str) -> list[Wakeup]:
+    """Fan-in: the dependents of `finished_id` are locked (FOR UPDATE) before their upstream is
+    checked, so of two upstream task runs completing at once the later one to take the lock sees
+    the other's committed completion: the dependent is queued exactly once, never missed."""
+    if run.status not in (PENDING, RUNNING):
+        return []
+    pending = TaskRun.objects.filter(run_id=run.run_id, status=PENDING)
+    if connection.vendor == "postgresql":
+        candidates = list(pending.filter(upstream__contains=[finished_id]).values_list("pk", flat=True))
+    else:
+        candidates = [pk for pk, up in pending.values_list("pk", "upstream") if finished_id in up]
+    if not candidates:
+        return []
+    locked = list(
+        TaskRun.objects.select_for_update().filter(pk__in=candidates, status=PENDING).order_by("pk")
+    )
+    needed = {u for tr in locked for u in tr.upstream}
+    done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
+    ready = [tr for tr in locked if set(tr.upstream) <= done]
+    now = now_ms()
+    queued = _set_status(ready, run, QUEUED, queued_at=now, dispatched_at=now)
+    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in queued]
+
+
+@transaction.atomic
+def _finish_failed(
+    task_run_id: str, attempt: int, run_id: str, exit_code, retryable: bool, note: str
+) -> str | None:
     run = lock_run(run_id)
     tr = TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).first()
     if tr is None:
@@ -159,13 +243,6 @@ def finish(
     now = now_ms()
     if note:
         append_log(tr, [note])
-    if ok:
-        _set_status([tr], run, COMPLETED, end_time=now, exit_code=exit_code)
-        wakeups = queue_ready(run, after=tr.id)
-        send_on_commit(wakeups)
-        if not wakeups:
-            _complete_run_if_done(run, now)
-        return COMPLETED
     if retryable and tr.attempts < tr.max_attempts and run.status in (PENDING, RUNNING):
         delay = tr.retry_delay_seconds
         _set_status(
@@ -179,14 +256,23 @@ def finish(
     return FAILED
 
 
-def _complete_run_if_done(run: Run, now) -> None:
-    if run.status not in (PENDING, RUNNING):
-        return
-    if TaskRun.objects.filter(run=run).exclude(status=COMPLETED).exists():
-        return
-    Run.objects.filter(pk=run.pk).update(status=COMPLETED, end_time=now)
-    run.status, run.end_time = COMPLETED, now
-    event_emit_run(run)
+def complete_run_if_done(run_id: str) -> bool:
+    """After a completion commits: the run completes when no task run is left unfinished. Checked
+    outside the completing transaction (two last completions at once both see the other committed
+    here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it."""
+    if TaskRun.objects.filter(run_id=run_id).exclude(status=COMPLETED).exists():
+        return False
+    with transaction.atomic():
+        run = lock_run(run_id)
+        if run.status not in (PENDING, RUNNING):
+            return False
+        if TaskRun.objects.filter(run_id=run_id).exclude(status=COMPLETED).exists():
+            return False
+        now = now_ms()
+        Run.objects.filter(pk=run.pk).update(status=COMPLETED, end_time=now)
+        run.status, run.end_time = COMPLETED, now
+        event_emit_run(run)
+    return True
 
 
 def fail_run(run: Run, now) -> None:
