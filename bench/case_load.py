@@ -9,7 +9,7 @@ Measures, against the production settings (PostgreSQL, Redis, uvicorn with one w
      primary key at the same concurrency, so the service's overhead is a ratio.
 
 Usage:  .venv/bin/python bench/case_load.py [--duration 20] [--concurrency 32] [--seed 100000]
-        [--server uvicorn|gunicorn] [--workers N] [--skip-search]
+        [--server uvicorn|gunicorn] [--workers N] [--tenants N] [--skip-search]
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/case_bench; the database
 is dropped and recreated), BENCH_REDIS_URL (default redis://127.0.0.1:6379). Each run takes < 3 min.
 The load generator runs on the same machine as the server and competes with it for the CPUs.
@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -79,8 +80,9 @@ def recreate_database() -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def setup_tenant(env: dict[str, str]) -> dict[str, str]:
-    """Migrates, then creates a tenant, its admin's token and a case type through the real services."""
+def setup_tenant(env: dict[str, str], tenants: int) -> dict[str, object]:
+    """Migrates, then creates tenants, their admins' tokens and case types through the real services.
+    The first tenant also gets the case type that the search phase bulk-loads."""
     subprocess.run([sys.executable, "manage_case.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     os.environ.update({k: v for k, v in env.items() if k.startswith(("CASE_", "DJANGO_", "TEST_RUN"))})
     import django
@@ -93,21 +95,19 @@ def setup_tenant(env: dict[str, str]) -> dict[str, str]:
     from casemgmt.cases.services import case_type_create
     from casemgmt.tenancy.services import tenant_create
 
-    tenant = tenant_create(name="Bench", admin_email="bench@bench.test", admin_password=PASSWORD)
-    admin = User.objects.get(tenant=tenant)
-    claim = case_type_create(
-        user=admin, key="insurance_claim", display_name="Claim", schema=SCHEMA, sla_hours=72
-    )
-    seeded = case_type_create(user=admin, key="seeded_claim", display_name="Seeded", schema=SCHEMA)
-    info = {
-        "tenant": str(tenant.id),
-        "admin": str(admin.id),
-        "token": issue_for(admin).token,
-        "case_type": str(claim.id),
-        "seed_type": str(seeded.id),
-    }
+    writers = []
+    for n in range(tenants):
+        tenant = tenant_create(name=f"Bench {n}", admin_email=f"bench{n}@bench.test", admin_password=PASSWORD)
+        admin = User.objects.get(tenant=tenant)
+        claim = case_type_create(
+            user=admin, key="insurance_claim", display_name="Claim", schema=SCHEMA, sla_hours=72
+        )
+        writers.append({"tenant": str(tenant.id), "admin": str(admin.id), "token": issue_for(admin).token,
+                        "case_type": str(claim.id)})  # fmt: skip
+    first = User.objects.get(id=writers[0]["admin"])
+    seeded = case_type_create(user=first, key="seeded_claim", display_name="Seeded", schema=SCHEMA)
     connection.close()
-    return info
+    return {**writers[0], "seed_type": str(seeded.id), "writers": writers}
 
 
 def start_server(env: dict[str, str], port: int, workers: int, server: str) -> subprocess.Popen:
@@ -184,36 +184,43 @@ def claim_data(rng: random.Random) -> dict[str, object]:
     }
 
 
-async def http_phases(base: str, info: dict[str, str], args: argparse.Namespace) -> list[dict[str, object]]:
-    headers = {"Authorization": f"Bearer {info['token']}"}
+async def http_phases(
+    base: str, info: dict[str, object], args: argparse.Namespace
+) -> list[dict[str, object]]:
+    """Client i writes as tenant i % N (--tenants); reads use the token of the case's tenant."""
+    writers: list[dict[str, str]] = info["writers"]  # type: ignore[assignment]
+    auth = [{"Authorization": f"Bearer {w['token']}"} for w in writers]
     limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
     rng = random.Random(7)
-    created: list[str] = []
+    created: list[tuple[int, str]] = []
     results = []
-    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as http:
 
-        async def create(_: int) -> bool:
-            body = {"caseTypeId": info["case_type"], "data": claim_data(rng)}
-            response = await http.post("/cases", json=body)
+        async def create(index: int) -> bool:
+            writer = index % len(writers)
+            body = {"caseTypeId": writers[writer]["case_type"], "data": claim_data(rng)}
+            response = await http.post("/cases", json=body, headers=auth[writer])
             if response.status_code == 201:
-                created.append(response.json()["id"])
+                created.append((writer, response.json()["id"]))
                 return True
             return False
 
         async def read(_: int) -> bool:
-            response = await http.get(f"/cases/{rng.choice(created)}")
+            writer, case_id = rng.choice(created)
+            response = await http.get(f"/cases/{case_id}", headers=auth[writer])
             return response.status_code == 200
 
+        async def listing(index: int) -> bool:
+            return await _ok(http.get("/cases?limit=25", headers=auth[index % len(writers)]))
+
         await closed_loop("warmup", 4, 3, create)
-        results.append(await closed_loop("create POST /cases", args.concurrency, args.duration, create))
+        suffix = f" ({len(writers)} tenants)" if len(writers) > 1 else ""
+        results.append(
+            await closed_loop(f"create POST /cases{suffix}", args.concurrency, args.duration, create)
+        )
         results.append(await closed_loop("read GET /cases/{id}", args.concurrency, args.duration, read))
         results.append(
-            await closed_loop(
-                "list GET /cases?limit=25",
-                args.concurrency,
-                args.duration / 2,
-                lambda _: _ok(http.get("/cases?limit=25")),
-            )
+            await closed_loop("list GET /cases?limit=25", args.concurrency, args.duration / 2, listing)
         )
     return results
 
@@ -226,6 +233,7 @@ def seed_cases(info: dict[str, str], count: int) -> float:
     """Bulk-loads `count` cases with COPY; search_vector is computed by PostgreSQL on insert."""
     rng = random.Random(11)
     started = time.monotonic()
+    now = datetime.now(UTC)
     columns = (
         "id, tenant_id, case_type_id, case_number, display_name, status, data, version, created_at, "
         "created_by_id, updated_at, outcome, status_reason, search_text"
@@ -244,7 +252,7 @@ def seed_cases(info: dict[str, str], count: int) -> float:
                 status = "closed" if n % 3 == 0 else "active"
                 copy.write_row(
                     (uuid.uuid4(), info["tenant"], info["seed_type"], number, name, status, json.dumps(data), 1,
-                     "now()", info["admin"], "now()", "", "", text)
+                     now, info["admin"], now, "", "", text)
                 )  # fmt: skip
         cur.execute("UPDATE cases_casecounter SET last_number = %s WHERE key = 'seeded_claim'", [count])
         conn.commit()
@@ -326,13 +334,14 @@ def main() -> None:
     parser.add_argument(
         "--server", choices=["uvicorn", "gunicorn"], default="uvicorn", help="ASGI or WSGI server"
     )
+    parser.add_argument("--tenants", type=int, default=1, help="spread creations over N tenants")
     parser.add_argument("--skip-search", action="store_true", help="skip seeding and the search phase")
     parser.add_argument("--output", type=Path, default=ROOT / "var" / "bench-case-load.json")
     args = parser.parse_args()
 
     env = server_env()
     recreate_database()
-    info = setup_tenant(env)
+    info = setup_tenant(env, args.tenants)
     server = start_server(env, args.port, args.workers, args.server)
     base = f"http://127.0.0.1:{args.port}"
     try:
