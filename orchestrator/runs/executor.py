@@ -5,12 +5,11 @@ the task run's status so that a cancel stops the command (SIGTERM, SIGKILL after
 from __future__ import annotations
 
 import os
-import queue
 import re
+import selectors
 import shlex
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -23,7 +22,6 @@ from shared.api.time import now_ms
 
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ")
-EOF_MARK = object()
 MAX_LINE_BYTES = 64 * 1024
 
 
@@ -103,12 +101,41 @@ class LogSink:
         self.buffer, self.pending_bytes = [], 0
 
 
-def _read_lines(stream, out: queue.SimpleQueue) -> None:
-    try:
-        for raw in iter(lambda: stream.readline(MAX_LINE_BYTES), b""):
-            out.put(raw.rstrip(b"\r\n").decode("utf-8", errors="replace"))
-    finally:
-        out.put(EOF_MARK)
+class LineReader:
+    """Non-blocking line splitter over the command's output pipe (no thread per task run)."""
+
+    def __init__(self, stream) -> None:
+        self.fd = stream.fileno()
+        os.set_blocking(self.fd, False)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.fd, selectors.EVENT_READ)
+        self.partial = b""
+        self.eof = False
+
+    def read(self, timeout: float) -> list[str]:
+        """Complete lines available within `timeout` (the rest of the output at EOF)."""
+        if self.eof or not self.selector.select(timeout):
+            return []
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                self.eof = True
+                self.selector.close()
+                break
+            chunks.append(chunk)
+        data = self.partial + b"".join(chunks)
+        parts = data.split(b"\n")
+        self.partial = b"" if self.eof else parts.pop()
+        if self.eof and parts and parts[-1] == b"":
+            parts.pop()
+        while len(self.partial) > MAX_LINE_BYTES:  # an endless line is stored in pieces
+            parts.append(self.partial[:MAX_LINE_BYTES])
+            self.partial = self.partial[MAX_LINE_BYTES:]
+        return [p.rstrip(b"\r").decode("utf-8", errors="replace") for p in parts]
 
 
 def _killpg(proc: subprocess.Popen, sig: int) -> None:
@@ -148,42 +175,35 @@ class CommandRunner:
             outcome = self._supervise(proc)
         finally:
             _killpg(proc, signal.SIGKILL)  # leftovers of the group (background children)
+            proc.stdout.close()
             self.sink.flush()
         return outcome
 
     def _supervise(self, proc: subprocess.Popen) -> Outcome:
         ex = self.execution
-        lines: queue.SimpleQueue = queue.SimpleQueue()
-        reader = threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True)
-        reader.start()
+        reader = LineReader(proc.stdout)
         started = time.monotonic()
         deadline = started + ex.timeout_seconds if ex.timeout_seconds else None
         next_check = started + settings.TASK_CANCEL_POLL_SECONDS
         kill_at: float | None = None
         exited_at: float | None = None
         cancelled = timed_out = False
-        eof = False
         while True:
-            if eof:  # output closed: wait for the exit itself (returns at once once it happened)
+            if reader.eof:  # output closed: wait for the exit itself (returns at once once it happened)
                 try:
                     proc.wait(timeout=0.05)
                     break
                 except subprocess.TimeoutExpired:
                     pass
             else:
-                try:
-                    item = lines.get(timeout=0.05)
-                except queue.Empty:
-                    item = None
-                if item is EOF_MARK:
-                    eof = True
+                for line in reader.read(timeout=0.05):
+                    self.sink.add(line)
+                if reader.eof:
                     continue
-                if item is not None:
-                    self.sink.add(item)
             now = time.monotonic()
             if self.sink.due():
                 self.sink.flush()
-            if proc.poll() is not None and not eof:
+            if proc.poll() is not None and not reader.eof:
                 exited_at = exited_at or now
                 if now - exited_at > 1.0:  # background children still hold the pipe
                     _killpg(proc, signal.SIGKILL)
@@ -203,7 +223,6 @@ class CommandRunner:
             if kill_at is not None and now >= kill_at:
                 kill_at = None
                 _killpg(proc, signal.SIGKILL)
-        reader.join(timeout=1)
         code = proc.returncode
         if cancelled:
             return Outcome(ok=False, exit_code=code, cancelled=True)

@@ -1,0 +1,56 @@
+"""The agent's execution path run in this process (claim, command, log capture, finish): the same
+code a worker runs, without a broker hop, for the details that are easier to pin down here."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.runs import executor
+from orchestrator.runs.models import TaskLogLine, TaskRun
+from tests.orchestrator.helpers import put_task
+
+pytestmark = pytest.mark.django_db
+
+
+def run_in_process(api, task_id: str, command: str, **schedule) -> TaskRun:
+    put_task(api, task_id, command, queue="in-process")
+    body = api.post("/api/schedule-task", {"task_id": task_id, **schedule}, format="json").json()
+    executor.execute(task_run_id=body["task_run_id"], attempt=0, agent_id="test@local")
+    return TaskRun.objects.get(pk=body["task_run_id"])
+
+
+def test_log_cap_truncates_and_marks(api, settings):
+    settings.TASK_LOG_MAX_BYTES = 100
+    tr = run_in_process(api, "loud", "for i in $(seq 1 50); do echo line-$i; done")
+    assert tr.status == "completed" and tr.log_truncated
+    lines = list(TaskLogLine.objects.filter(task_run=tr).values_list("line", flat=True))
+    assert lines[0] == "line-1" and "log truncated" in lines[-1]
+    assert sum(len(line) + 1 for line in lines[:-1]) <= 100
+    body = api.get(f"/api/tasks/{tr.id}/logs").json()
+    assert body["truncated"] is True and body["has_more"] is False
+
+
+def test_output_without_final_newline_and_stderr_are_captured(api):
+    tr = run_in_process(api, "partial", "echo out; echo err >&2; printf tail")
+    assert api.get(f"/api/tasks/{tr.id}/logs").json()["logs"] == "out\nerr\ntail"
+
+
+def test_substituted_values_are_quoted_not_executed(api, tmp_path):
+    target = tmp_path / "pwned"
+    tr = run_in_process(api, "quoted", "echo ${X}", parameters={"X": f"a b; touch {target}"})
+    assert tr.status == "completed"
+    assert api.get(f"/api/tasks/{tr.id}/logs").json()["logs"] == f"a b; touch {target}"
+    assert not target.exists()
+
+
+def test_command_sees_only_its_parameters_and_the_base_environment(api, monkeypatch):
+    monkeypatch.setenv("ORCH_SECRET_KEY", "must-not-leak")  # the agent's own environment
+    tr = run_in_process(api, "envcheck", 'echo "[${ORCH_SECRET_KEY:-}] $ORCH_TASK_RUN_ID"')
+    assert api.get(f"/api/tasks/{tr.id}/logs").json()["logs"] == f"[] {tr.id}"
+
+
+def test_a_stale_message_does_nothing(api):
+    tr = run_in_process(api, "stale", "echo once")
+    assert executor.execute(task_run_id=tr.id, attempt=0, agent_id="test@local") is None
+    assert executor.execute(task_run_id="ghost_00000000", attempt=0, agent_id="test@local") is None
+    assert TaskLogLine.objects.filter(task_run=tr).count() == 1
