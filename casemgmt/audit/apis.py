@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,10 +15,15 @@ from rest_framework.views import APIView
 from casemgmt.audit import selectors, services
 from casemgmt.audit.exports import export_response
 from casemgmt.audit.models import AuditEvent
+from casemgmt.cases import openapi
 from casemgmt.cases.selectors import access_case
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
 from shared.audit.services import event_to_dict
+
+FORMAT_PARAMETER = OpenApiParameter(
+    "format", str, enum=["csv", "json"], description="file format (default json)"
+)
 
 
 class ExportNegotiation(DefaultContentNegotiation):
@@ -46,6 +53,7 @@ def entry_summary(event: AuditEvent | None) -> dict[str, Any] | None:
 
 
 class CaseEventListApi(APIView):
+    OutputSerializer = openapi.AuditPageOut
     required = {"GET": ("cases:read", "audit:read")}
 
     def get(self, request: Request, case_id: Any) -> Response:
@@ -54,6 +62,7 @@ class CaseEventListApi(APIView):
 
 
 class CaseEventVerifyApi(APIView):
+    OutputSerializer = openapi.CaseVerifyOut
     required = {"POST": "audit:read"}  # spec: audit:read, not audit:verify
 
     def post(self, request: Request, case_id: Any) -> Response:
@@ -77,6 +86,7 @@ class CaseEventExportApi(APIView):
     content_negotiation_class = ExportNegotiation
     required = {"GET": "audit:read"}
 
+    @extend_schema(responses={200: OpenApiTypes.BINARY}, parameters=[FORMAT_PARAMETER])
     def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
         fmt = selectors.export_format(request.query_params)
         case = access_case(user=request.user, case_id=case_id)
@@ -88,6 +98,7 @@ class CaseEventExportApi(APIView):
 
 
 class AuditListApi(APIView):
+    OutputSerializer = openapi.AuditPageOut
     required = {"GET": "admin:audit"}
 
     def get(self, request: Request) -> Response:
@@ -97,6 +108,7 @@ class AuditListApi(APIView):
 
 
 class AuditVerifyChainApi(APIView):
+    OutputSerializer = openapi.ChainVerifyOut
     required = {"GET": "admin:audit"}
 
     def get(self, request: Request) -> Response:
@@ -119,6 +131,7 @@ class AuditExportApi(APIView):
     content_negotiation_class = ExportNegotiation
     required = {"GET": "admin:audit"}
 
+    @extend_schema(responses={200: OpenApiTypes.BINARY}, parameters=[FORMAT_PARAMETER])
     def get(self, request: Request) -> StreamingHttpResponse:
         params = request.query_params
         fmt = selectors.export_format(params)

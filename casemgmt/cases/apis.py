@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.cases import selectors, services
+from casemgmt.cases import openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
 from casemgmt.workflows.selectors import case_workflow_detail
@@ -89,6 +90,7 @@ class CaseTypeListCreateApi(APIView):
         prefix = serializers.CharField(required=False, max_length=8)
         slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
 
+    @extend_schema(operation_id="case_types_list", responses=openapi.CaseTypeOut(many=True))
     def get(self, request: Request) -> Response:
         latest = request.query_params.get("latest", "").lower()
         if latest not in ("", "true", "false"):
@@ -98,6 +100,7 @@ class CaseTypeListCreateApi(APIView):
         )
         return Response([case_type_output(t) for t in types])
 
+    @extend_schema(responses={201: openapi.CaseTypeOut})
     def post(self, request: Request) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -117,6 +120,7 @@ class CaseTypeListCreateApi(APIView):
 class CaseTypeDetailApi(APIView):
     """GET only: a registered schema never changes, so PUT/PATCH answer 405."""
 
+    OutputSerializer = openapi.CaseTypeOut
     required = {"GET": "cases:read"}
 
     def get(self, request: Request, case_type_id: Any) -> Response:
@@ -146,6 +150,7 @@ class CaseListCreateApi(APIView):
                 raise serializers.ValidationError({"caseTypeId": ["This field is required."]})
             return attrs
 
+    @extend_schema(operation_id="cases_list", responses=openapi.CasePageOut)
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         cases = selectors.case_list(user=request.user, params=request.query_params)
@@ -157,6 +162,7 @@ class CaseListCreateApi(APIView):
             {"data": [case_list_item(c, steps.get(c.id)) for c in rows], "total": total, "next": next_url}
         )
 
+    @extend_schema(responses={201: openapi.CaseOut})
     def post(self, request: Request) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -182,6 +188,7 @@ class CaseListCreateApi(APIView):
 
 
 class CaseSearchApi(APIView):
+    OutputSerializer = openapi.SearchPageOut
     required = {"GET": "cases:read"}
 
     def get(self, request: Request) -> Response:
@@ -208,6 +215,7 @@ class CaseSearchApi(APIView):
 
 
 class CaseDashboardApi(APIView):
+    OutputSerializer = openapi.DashboardOut
     required = {"GET": ("cases:read", "reports:read")}
 
     def get(self, request: Request) -> Response:
@@ -215,6 +223,7 @@ class CaseDashboardApi(APIView):
 
 
 class CaseDetailApi(APIView):
+    OutputSerializer = openapi.CaseDetailOut
     required = {"GET": "cases:read"}
 
     def get(self, request: Request, case_id: Any) -> Response:
@@ -237,6 +246,7 @@ def _if_match_version(request: Request) -> int | None:
 
 
 class CaseDataUpdateApi(APIView):
+    OutputSerializer = openapi.CaseOut
     required = {"PATCH": "cases:update"}
 
     class InputSerializer(serializers.Serializer):
@@ -256,6 +266,7 @@ class CaseDataUpdateApi(APIView):
 
 
 class CaseCloseApi(APIView):
+    OutputSerializer = openapi.CaseOut
     required = {"POST": "cases:update"}  # spec: cases:update, not cases:close
 
     class InputSerializer(serializers.Serializer):
@@ -271,6 +282,7 @@ class CaseCloseApi(APIView):
 
 
 class CaseCancelApi(APIView):
+    OutputSerializer = openapi.CaseOut
     required = {"POST": "cases:update"}
 
     class InputSerializer(serializers.Serializer):

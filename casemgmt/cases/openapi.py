@@ -1,0 +1,144 @@
+"""Response shapes for the OpenAPI document. Bodies are rendered by the functions in apis.py (hot
+paths); these serializers only describe them, and tests/casemgmt/cases/test_openapi.py checks that
+real responses carry exactly the documented fields."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class CaseTypeOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    key = serializers.CharField()
+    version = serializers.IntegerField()
+    displayName = serializers.CharField()
+    description = serializers.CharField()
+    schema = serializers.JSONField()
+    prefix = serializers.CharField()
+    slaHours = serializers.IntegerField(allow_null=True)
+    createdAt = serializers.DateTimeField()
+
+
+class _CaseBase(serializers.Serializer):
+    id = serializers.UUIDField()
+    caseNumber = serializers.CharField()
+    displayName = serializers.CharField()
+    caseTypeId = serializers.UUIDField()
+    caseTypeKey = serializers.CharField()
+    workflowVersionId = serializers.UUIDField(allow_null=True)
+    status = serializers.CharField(help_text="active, closed or cancelled")
+    version = serializers.IntegerField()
+    createdAt = serializers.DateTimeField()
+    createdBy = serializers.UUIDField(allow_null=True)
+    updatedAt = serializers.DateTimeField()
+    slaDeadline = serializers.DateTimeField(allow_null=True)
+    closedAt = serializers.DateTimeField(allow_null=True)
+    outcome = serializers.CharField(allow_null=True)
+    statusReason = serializers.CharField(allow_null=True)
+
+
+class CaseOut(_CaseBase):
+    data = serializers.JSONField()
+
+
+class _StepOut(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    type = serializers.CharField()
+    status = serializers.CharField()
+    activatedAt = serializers.DateTimeField(allow_null=True)
+    completedAt = serializers.DateTimeField(required=False)
+
+
+class _WorkflowOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    version = serializers.IntegerField()
+    steps = _StepOut(many=True)
+
+
+class CaseDetailOut(CaseOut):
+    workflow = _WorkflowOut(allow_null=True)
+
+
+class CaseListItemOut(_CaseBase):
+    summary = serializers.JSONField()
+    currentStep = serializers.CharField(allow_null=True)
+
+
+class CasePageOut(serializers.Serializer):
+    data = CaseListItemOut(many=True)
+    total = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+
+
+class SearchHitOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    caseNumber = serializers.CharField()
+    displayName = serializers.CharField()
+    caseTypeId = serializers.UUIDField()
+    relevance = serializers.FloatField()
+    excerpt = serializers.CharField()
+
+
+class SearchPageOut(serializers.Serializer):
+    data = SearchHitOut(many=True)
+    total = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+
+
+class _WeekOut(serializers.Serializer):
+    week = serializers.IntegerField()
+    count = serializers.IntegerField()
+
+
+class DashboardOut(serializers.Serializer):
+    totalActive = serializers.IntegerField()
+    totalClosed = serializers.IntegerField()
+    avgResolutionTime = serializers.FloatField()
+    slaComplianceRate = serializers.FloatField()
+    byStatus = serializers.DictField(child=serializers.IntegerField())
+    byType = serializers.DictField(child=serializers.IntegerField())
+    ageingByWeek = _WeekOut(many=True)
+
+
+class AuditEventOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    timestamp = serializers.DateTimeField()
+    actor = serializers.CharField()
+    action = serializers.CharField()
+    resource = serializers.CharField()
+    changes = serializers.JSONField()
+    hash = serializers.CharField()
+    previousHash = serializers.CharField()
+
+
+class AuditPageOut(serializers.Serializer):
+    data = AuditEventOut(many=True)
+    total = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+
+
+class CaseVerifyOut(serializers.Serializer):
+    isValid = serializers.BooleanField()
+    lastVerifiedAt = serializers.DateTimeField()
+    entriesChecked = serializers.IntegerField()
+    redactedEntries = serializers.IntegerField()
+    firstInvalidEntry = serializers.UUIDField(allow_null=True)
+    errors = serializers.ListField(child=serializers.CharField())
+
+
+class _EntryOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    sequence = serializers.IntegerField()
+    timestamp = serializers.DateTimeField()
+    hash = serializers.CharField()
+
+
+class ChainVerifyOut(serializers.Serializer):
+    status = serializers.CharField(help_text="valid or invalid")
+    entries_checked = serializers.IntegerField()
+    first_entry = _EntryOut(allow_null=True)
+    last_entry = _EntryOut(allow_null=True)
+    redacted_entries = serializers.IntegerField()
+    first_invalid_entry = _EntryOut(allow_null=True)
+    errors = serializers.ListField(child=serializers.CharField())
