@@ -64,3 +64,13 @@ def test_10_concurrent_patches_with_one_version_exactly_one_wins(api, admin_user
     # no lost update: the stored data is the winner's, at version 2, audited once
     assert case.version == 2 and case.data["description"] == winner["data"]["description"]
     assert AuditEvent.objects.filter(resource=f"cases/{case.id}", action="case:updated").count() == 1
+
+
+def test_concurrent_registrations_of_one_key_get_distinct_versions(api, admin_user):
+    def register(index):
+        body = {"key": "permit", "displayName": f"Permit {index}", "schema": {"type": "object"}}
+        response = api(admin_user).post("/case-types", body, format="json")
+        return response.status_code, response.json().get("version")
+
+    results = run_together(5, register)
+    assert sorted(results) == [(201, v) for v in range(1, 6)]

@@ -168,3 +168,16 @@ def test_dashboard_needs_cases_read_and_reports_read(api, make_user, tenant, oth
     assert api(None).get("/cases/dashboard").status_code == 401
     foreign = make_user(other_tenant, permissions=["cases:read", "reports:read"])
     assert api(foreign).get("/cases/dashboard").json()["totalActive"] == 0
+
+
+def test_fallback_search_used_without_postgresql_full_text(db, tenant, claims):
+    """The SQLite path is plain ORM (substring match), so it runs here too."""
+    from casemgmt.cases.selectors import _search_fallback
+    from shared.api.pagination import Page
+
+    flood, _, both = claims
+    hits, total = _search_fallback(tenant.id, "flood", Page(limit=25, offset=0))
+    assert total == 2 and [h.id for h in hits] == [both.id, flood.id]  # more occurrences first
+    assert hits[0].relevance > hits[1].relevance and "**flood**" in hits[0].excerpt.lower()
+    assert _search_fallback(tenant.id, "flood basement", Page(limit=25, offset=0))[1] == 1
+    assert _search_fallback(tenant.id, "volcano", Page(limit=25, offset=0)) == ([], 0)
