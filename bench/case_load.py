@@ -32,6 +32,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import httpx
+import psutil
 import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +135,9 @@ def start_server(env: dict[str, str], port: int, workers: int, server: str) -> s
     raise SystemExit("server did not start")
 
 
-def summarize(name: str, latencies: list[float], errors: int, elapsed: float) -> dict[str, object]:
+def summarize(
+    name: str, latencies: list[float], errors: int, elapsed: float, cpu: dict[str, float] | None = None
+) -> dict[str, object]:
     ordered = sorted(latencies)
 
     def pct(p: float) -> float:
@@ -150,6 +153,7 @@ def summarize(name: str, latencies: list[float], errors: int, elapsed: float) ->
         "p95_ms": pct(0.95),
         "p99_ms": pct(0.99),
         "mean_ms": round(statistics.fmean(ordered) * 1000, 2) if ordered else 0.0,
+        **(cpu or {}),
     }
     print(json.dumps(result), flush=True)
     return result
@@ -172,8 +176,32 @@ async def closed_loop(name: str, concurrency: int, duration: float, call) -> dic
                 errors += 1
 
     started = time.monotonic()
+    before = cpu_seconds()
     await asyncio.gather(*(client(i) for i in range(concurrency)))
-    return summarize(name, latencies, errors, time.monotonic() - started)
+    elapsed = time.monotonic() - started
+    used = {k: round((v - before[k]) / elapsed, 2) for k, v in cpu_seconds().items()}
+    return summarize(name, latencies, errors, elapsed, cpu=used)
+
+
+SERVER: subprocess.Popen | None = None
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds used so far by the server's processes, this load generator and the whole machine
+    (divided by the elapsed time: cores busy on average)."""
+    server = 0.0
+    if SERVER is not None and SERVER.poll() is None:
+        root = psutil.Process(SERVER.pid)
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                times = proc.cpu_times()
+                server += times.user + times.system
+            except psutil.NoSuchProcess:
+                pass
+    own = psutil.Process().cpu_times()
+    machine = psutil.cpu_times()
+    busy = machine.user + machine.system + getattr(machine, "softirq", 0) + getattr(machine, "irq", 0)
+    return {"server_cores": server, "client_cores": own.user + own.system, "machine_cores": busy}
 
 
 def claim_data(rng: random.Random) -> dict[str, object]:
@@ -342,7 +370,8 @@ def main() -> None:
     env = server_env()
     recreate_database()
     info = setup_tenant(env, args.tenants)
-    server = start_server(env, args.port, args.workers, args.server)
+    global SERVER
+    server = SERVER = start_server(env, args.port, args.workers, args.server)
     base = f"http://127.0.0.1:{args.port}"
     try:
         results = asyncio.run(http_phases(base, info, args))
