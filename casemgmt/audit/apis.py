@@ -19,6 +19,7 @@ from casemgmt.cases import openapi
 from casemgmt.cases.selectors import access_case
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
+from shared.audit.models import AuditEventBase
 from shared.audit.services import event_to_dict
 
 FORMAT_PARAMETER = OpenApiParameter(
@@ -41,7 +42,7 @@ def paged(request: Request, events: Any, *, default_limit: int = 50, max_limit: 
     return Response({"data": [event_to_dict(e) for e in rows], "total": total, "next": next_url})
 
 
-def entry_summary(event: AuditEvent | None) -> dict[str, Any] | None:
+def entry_summary(event: AuditEventBase | None) -> dict[str, Any] | None:
     if event is None:
         return None
     return {

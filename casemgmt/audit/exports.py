@@ -22,11 +22,15 @@ CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 CHUNK = 1000
 
 
+def _fetch(events: QuerySet) -> list[Any]:
+    return list(events)
+
+
 async def _pages(events: QuerySet) -> AsyncIterator[list[Any]]:
     last: int | None = None
     while True:
         page = events.filter(sequence__gt=last) if last is not None else events
-        rows = await sync_to_async(list)(page.order_by("sequence")[:CHUNK])
+        rows: list[Any] = await sync_to_async(_fetch)(page.order_by("sequence")[:CHUNK])
         if not rows:
             return
         yield rows

@@ -190,7 +190,12 @@ def case_search(*, tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit],
 
 def _search_postgresql(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit], int]:
     # Ranking runs over the GIN-index matches; ts_headline (costly) only over the page's rows.
-    params = {"q": q, "tenant": str(tenant_id), "limit": page.limit, "offset": page.offset}
+    params: dict[str, str | int] = {
+        "q": q,
+        "tenant": str(tenant_id),
+        "limit": page.limit,
+        "offset": page.offset,
+    }
     with connection.cursor() as cursor:
         cursor.execute(PG_SEARCH, params)
         rows = cursor.fetchall()

@@ -221,7 +221,7 @@ def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_v
 
 
 def allowed_outcomes(case: Case) -> list[str] | None:
-    if case.workflow_version_id is None:
+    if case.workflow_version is None:
         return None
     outcomes = (case.workflow_version.definition or {}).get("outcomes")
     return [str(o) for o in outcomes] if isinstance(outcomes, list) and outcomes else None
