@@ -15,7 +15,7 @@ async def receive_json(ws, timeout=10):
     return json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
 
 
-def test_patch_broadcasts_case_updated_to_the_tenant(
+def test_patch_and_close_broadcast_case_updated_to_the_tenant(
     asgi_server, api, admin_user, reader, outsider, make_case
 ):
     case = make_case()
@@ -38,6 +38,18 @@ def test_patch_broadcasts_case_updated_to_the_tenant(
             message = await receive_json(ws)
             assert message["type"] == "case:updated" and message["timestamp"].endswith("Z")
             assert message["data"] == {"caseId": str(case.id), "version": 2, "changedBy": str(admin_user.id)}
+            closed = await asyncio.to_thread(
+                lambda: api(admin_user).post(f"/cases/{case.id}/close", {}, format="json")
+            )
+            assert closed.status_code == 200
+            message = await receive_json(ws)
+            assert message["type"] == "case:updated"
+            assert message["data"] == {
+                "caseId": str(case.id),
+                "version": 2,
+                "changedBy": str(admin_user.id),
+                "status": "closed",
+            }
             with pytest.raises(asyncio.TimeoutError):
                 await receive_json(foreign_ws, timeout=1)
 
