@@ -174,14 +174,11 @@ class CaseListCreateApi(APIView):
         else:
             case_type = selectors.case_type_latest(tenant_id=tenant_id, key=data["case_type_key"])
             case_data = _require_object(data.get("case_data", {}), "case_data")
-        workflow = services.resolve_workflow(
-            tenant_id=tenant_id, case_type=case_type, workflow_version_id=data.get("workflowVersionId")
-        )
         case = services.case_create(
             user=request.user,
             case_type=case_type,
             data=case_data,
-            workflow=workflow,
+            workflow_version_id=data.get("workflowVersionId"),
             display_name=data.get("displayName"),
         )
         return with_etag(Response(case_output(case), status=201), case)

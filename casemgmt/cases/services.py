@@ -135,9 +135,12 @@ def case_create(
     user: Any,
     case_type: CaseType,
     data: dict[str, Any],
-    workflow: Workflow | None = None,
+    workflow_version_id: Any = None,
     display_name: str | None = None,
 ) -> Case:
+    workflow = resolve_workflow(
+        tenant_id=user.tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
+    )
     validate_data(case_type.schema, data)  # spec: 400 with every schema failure
     number = _next_case_number(user.tenant_id, case_type)
     name = display_name or _default_display_name(case_type, number, data)
