@@ -38,30 +38,6 @@ def get_or_404(model, pk: str, label: str):
     return obj
 
 
-def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
-    """Returns one cycle (as a path that ends where it starts) in `node -> dependencies`, if any."""
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-
-    def visit(node: str, path: list[str]) -> list[str] | None:
-        state[node] = 1
-        for dep in graph.get(node, []):
-            if state.get(dep) == 1:
-                return path[path.index(dep) :] + [dep] if dep in path else [node, dep]
-            if dep not in state:
-                found = visit(dep, path + [dep])
-                if found:
-                    return found
-        state[node] = 2
-        return None
-
-    for start in graph:
-        if start not in state:
-            found = visit(start, [start])
-            if found:
-                return found
-    return None
-
-
 def dependency_closure(task_ids: list[str]) -> dict[str, TaskDefinition]:
     """The named tasks and every task they depend on, transitively (outcome-based scheduling)."""
     found: dict[str, TaskDefinition] = {}

@@ -7,7 +7,7 @@ from typing import Any
 from django.db import transaction
 
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
-from orchestrator.definitions.selectors import context_chain, find_cycle
+from orchestrator.definitions.selectors import context_chain
 from orchestrator.definitions.validation import Problems, check_id
 from shared.api import errors
 from shared.api.time import now_ms
@@ -54,15 +54,40 @@ def task_definition_put(*, task_id: str, body: dict, default_queue: str) -> tupl
 def _check_dependencies(task_id: str, dependencies: list[str]) -> None:
     if len(set(dependencies)) != len(dependencies):
         raise errors.ValidationFailed("dependencies must not repeat a task", field="dependencies")
-    known = {t.id: t.dependencies for t in TaskDefinition.objects.only("id", "dependencies")}
+    known = set(TaskDefinition.objects.filter(pk__in=dependencies).values_list("id", flat=True))
     unknown = [d for d in dependencies if d not in known and d != task_id]
     if unknown:
         raise errors.ValidationFailed(f"unknown task(s): {', '.join(unknown)}", field="dependencies")
     # spec (CONTRACT): a PUT whose dependencies would form a cycle is a 400
-    known[task_id] = dependencies
-    cycle = find_cycle(known)
+    cycle = upstream_path_to(task_id, dependencies)
     if cycle:
         raise errors.ValidationFailed(f"dependency cycle: {' -> '.join(cycle)}", field="dependencies")
+
+
+def upstream_path_to(task_id: str, dependencies: list[str]) -> list[str] | None:
+    """Walks upstream from the new dependencies, one query per level; reaching `task_id` again
+    means a cycle, returned as the path task_id -> ... -> task_id."""
+    parent: dict[str, str] = {}  # task -> the task that depends on it (how the walk reached it)
+    frontier: list[str] = []
+    for dep in dependencies:
+        parent.setdefault(dep, task_id)
+        frontier.append(dep)
+    while frontier and task_id not in parent:
+        rows = TaskDefinition.objects.filter(pk__in=frontier).values_list("id", "dependencies")
+        frontier = []
+        for tid, deps in rows:
+            for dep in deps:
+                if dep not in parent:
+                    parent[dep] = tid
+                    frontier.append(dep)
+    if task_id not in parent:
+        return None
+    path, node = [task_id], parent[task_id]
+    while node != task_id:
+        path.append(node)
+        node = parent[node]
+    path.append(task_id)
+    return list(reversed(path))
 
 
 @transaction.atomic

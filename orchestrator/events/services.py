@@ -25,21 +25,40 @@ def _duration(start, end) -> int | None:
     return int((end - start).total_seconds()) if start and end else None
 
 
+def event_emit_task_runs(task_runs: list[Any], run: Any) -> None:
+    """One insert for many task runs' events (scheduling a large DAG)."""
+    now = now_ms()
+    Event.objects.bulk_create(
+        [
+            Event(
+                type=f"task.{tr.status}",
+                occurred_at=now,
+                run_id=run.run_id,
+                dag_id=run.dag_id or "",
+                task_id=tr.task_id,
+                data=_task_run_data(tr, run),
+            )  # fmt: skip
+            for tr in task_runs
+        ]
+    )
+
+
 def event_emit_task_run(task_run: Any, run: Any) -> Event:
     """`task.<status>` for a task run's new state (spec "Events" payload data)."""
-    return event_emit(
-        type=f"task.{task_run.status}",
-        data={
-            "run_id": run.run_id,
-            "dag_id": run.dag_id,
-            "task_id": task_run.task_id,
-            "task_run_id": task_run.id,
-            "status": task_run.status,
-            "start_time": iso(task_run.start_time),
-            "end_time": iso(task_run.end_time),
-            "duration_seconds": _duration(task_run.start_time, task_run.end_time),
-        },
-    )
+    return event_emit(type=f"task.{task_run.status}", data=_task_run_data(task_run, run))
+
+
+def _task_run_data(task_run: Any, run: Any) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "dag_id": run.dag_id,
+        "task_id": task_run.task_id,
+        "task_run_id": task_run.id,
+        "status": task_run.status,
+        "start_time": iso(task_run.start_time),
+        "end_time": iso(task_run.end_time),
+        "duration_seconds": _duration(task_run.start_time, task_run.end_time),
+    }
 
 
 def event_emit_run(run: Any) -> Event:

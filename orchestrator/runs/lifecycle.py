@@ -1,10 +1,10 @@
 """Task run and run state machine (CONTRACT "Orchestrator": run status rules).
 
 Every transition is a conditional UPDATE (`WHERE status = ...`), so a duplicate or late Celery
-message can never run a task twice or bring a cancelled one back. Every transaction takes its run
-row lock (FOR UPDATE for run-level changes, FOR KEY SHARE for completions) before any task run row:
-that one order rules out deadlocks. Completions do not serialize on the run; fan-in safety comes
-from locking the dependent's row (see `queue_dependents`).
+message can never run a task twice or bring a cancelled one back. Run-level changes (start, fail,
+cancel, complete) lock the run row first, then task run rows in primary-key order; completions lock
+only task run rows, in the same order. One order everywhere rules out deadlocks; fan-in safety
+comes from locking the dependent's row (see `_finish_completed`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from django.db import connection, transaction
 from django.db.models import F
 
-from orchestrator.events.services import event_emit_run, event_emit_task_run
+from orchestrator.events.services import event_emit_run, event_emit_task_run, event_emit_task_runs
 from orchestrator.runs.dispatch import Wakeup, send_on_commit
 from orchestrator.runs.models import (
     CANCELLED,
@@ -71,16 +71,22 @@ def _set_status(task_runs: list[TaskRun], run: Run, status: str, **fields) -> li
 
 def queue_ready(run: Run) -> list[Wakeup]:
     """Queues the pending task runs whose upstream all completed (a run's roots, and after a rerun
-    those whose upstream was carried over). Caller holds the run lock."""
+    those whose upstream was carried over). Caller holds the run lock, so no other transaction can
+    move these pending rows meanwhile: one UPDATE and one events insert serve a large DAG."""
     if run.status not in (PENDING, RUNNING):
         return []
-    pending = list(TaskRun.objects.filter(run=run, status=PENDING))
+    pending = list(TaskRun.objects.filter(run=run, status=PENDING).order_by("pk"))
     needed = {u for tr in pending for u in tr.upstream}
     done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
     ready = [tr for tr in pending if set(tr.upstream) <= done]
     now = now_ms()
-    queued = _set_status(ready, run, QUEUED, queued_at=now, dispatched_at=now)
-    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in queued]
+    TaskRun.objects.filter(pk__in=[tr.pk for tr in ready], status=PENDING).update(
+        status=QUEUED, queued_at=now, dispatched_at=now
+    )
+    for tr in ready:
+        tr.status, tr.queued_at, tr.dispatched_at = QUEUED, now, now
+    event_emit_task_runs(ready, run)
+    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in ready]
 
 
 @transaction.atomic
@@ -173,57 +179,52 @@ def finish(
     return COMPLETED if done else None
 
 
-def _share_run(run_id: str):
-    """Completions only share-lock their run (FOR KEY SHARE): they run concurrently with each
-    other, while cancel (FOR UPDATE on the run) waits for them, and they for it. Both take the run
-    lock before any task run row, so the two can never deadlock."""
-    qs = Run.objects.filter(pk=run_id).values("run_id", "dag_id", "status")
+def _dependents_of(run_id: str, finished_id: str) -> list[str]:
+    pending = TaskRun.objects.filter(run_id=run_id, status=PENDING)
     if connection.vendor == "postgresql":
-        sql, params = qs.query.sql_with_params()
-        with connection.cursor() as cursor:
-            cursor.execute(f"{sql} FOR KEY SHARE", params)
-            row = cursor.fetchone()
-        return SimpleNamespace(run_id=row[0], dag_id=row[1], status=row[2])
-    return SimpleNamespace(**qs.get())
+        return list(pending.filter(upstream__contains=[finished_id]).values_list("pk", flat=True))
+    return [pk for pk, up in pending.values_list("pk", "upstream") if finished_id in up]
 
 
 @transaction.atomic
 def _finish_completed(
     task_run_id: str, attempt: int, run_id: str, execution: Execution | None
 ) -> tuple[bool, bool]:
-    run = _share_run(run_id)
+    """Completions do not lock the run row, so they proceed in parallel. The task run and its
+    pending dependents are locked together in primary-key order, the order cancel and fail use
+    for task run rows, so none of them can deadlock; a cancelled or failed run has no pending
+    task runs left, so nothing is queued for it (the `status = pending` conditions decide)."""
+    candidates = _dependents_of(run_id, task_run_id)
+    if candidates:
+        list(
+            TaskRun.objects.select_for_update()
+            .filter(pk__in=[task_run_id, *candidates])
+            .order_by("pk")
+            .values_list("pk")
+        )
     now = now_ms()
     if not TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).update(
         status=COMPLETED, end_time=now, exit_code=0
     ):
         return False, False
     if execution is not None:  # what the agent already knows: no re-read on the hot path
+        run = SimpleNamespace(run_id=run_id, dag_id=execution.dag_id)
         tr = SimpleNamespace(id=task_run_id, task_id=execution.task_id, status=COMPLETED,
                              start_time=execution.start_time, end_time=now)  # fmt: skip
     else:
+        run = Run.objects.get(pk=run_id)
         tr = TaskRun.objects.get(pk=task_run_id)
     event_emit_task_run(tr, run)
-    wakeups = queue_dependents(run, tr.id)
+    wakeups = _queue_ready_dependents(run, candidates) if candidates else []
     send_on_commit(wakeups)
     return True, bool(wakeups)
 
 
-def queue_dependents(run: Run, finished_id: str) -> list[Wakeup]:
-    """Fan-in: the dependents of `finished_id` are locked (FOR UPDATE) before their upstream is
-    checked, so of two upstream task runs completing at once the later one to take the lock sees
-    the other's committed completion: the dependent is queued exactly once, never missed."""
-    if run.status not in (PENDING, RUNNING):
-        return []
-    pending = TaskRun.objects.filter(run_id=run.run_id, status=PENDING)
-    if connection.vendor == "postgresql":
-        candidates = list(pending.filter(upstream__contains=[finished_id]).values_list("pk", flat=True))
-    else:
-        candidates = [pk for pk, up in pending.values_list("pk", "upstream") if finished_id in up]
-    if not candidates:
-        return []
-    locked = list(
-        TaskRun.objects.select_for_update().filter(pk__in=candidates, status=PENDING).order_by("pk")
-    )
+def _queue_ready_dependents(run, candidates: list[str]) -> list[Wakeup]:
+    """Fan-in: the dependents are already locked, so of two upstream task runs completing at once
+    the later one to take the locks sees the other's committed completion: the dependent is queued
+    exactly once, never missed."""
+    locked = list(TaskRun.objects.filter(pk__in=candidates, status=PENDING).order_by("pk"))
     needed = {u for tr in locked for u in tr.upstream}
     done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
     ready = [tr for tr in locked if set(tr.upstream) <= done]
@@ -282,7 +283,7 @@ def fail_run(run: Run, now) -> None:
         return
     Run.objects.filter(pk=run.pk).update(status=FAILED, end_time=now)
     run.status, run.end_time = FAILED, now
-    waiting = list(TaskRun.objects.filter(run=run, status__in=(PENDING, QUEUED)))
+    waiting = list(TaskRun.objects.filter(run=run, status__in=(PENDING, QUEUED)).order_by("pk"))
     _set_status(waiting, run, CANCELLED, end_time=now)
     event_emit_run(run)
 
@@ -290,7 +291,7 @@ def fail_run(run: Run, now) -> None:
 def cancel_locked(run: Run, *, force: bool, now) -> int:
     """Cancels every unfinished task run of a locked run; running ones are stopped by their agent,
     which polls `still_mine`. Returns how many task runs were cancelled."""
-    unfinished = list(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL))
+    unfinished = list(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL).order_by("pk"))
     changed = _set_status(unfinished, run, CANCELLED, end_time=now)
     if run.status not in TERMINAL:
         Run.objects.filter(pk=run.pk).update(status=CANCELLED, end_time=now, cancel_force=force)

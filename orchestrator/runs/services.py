@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
 from orchestrator.definitions.validation import Problems
-from orchestrator.events.services import event_emit_run, event_emit_task_run
+from orchestrator.events.services import event_emit_run, event_emit_task_runs
 from orchestrator.runs import lifecycle
 from orchestrator.runs.models import COMPLETED, QUEUED, TERMINAL, Run, TaskLogLine, TaskRun
 from orchestrator.runs.planning import (
@@ -48,9 +48,7 @@ def _create_run(
                 tr.run = run
             TaskRun.objects.bulk_create(task_runs)
             event_emit_run(run)
-            for tr in task_runs:
-                if not tr.carried_from:
-                    event_emit_task_run(tr, run)
+            event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], run)
     except IntegrityError:
         # spec (CONTRACT): a duplicate run_id is a 409
         if Run.objects.filter(pk=run_id).exists():

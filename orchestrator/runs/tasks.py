@@ -1,6 +1,7 @@
 import os
 
 from celery import shared_task
+from django.db import close_old_connections
 
 from orchestrator.runs import executor
 
@@ -18,5 +19,6 @@ DAY = 24 * 3600
 )
 def execute_task_run(self, task_run_id: str, attempt: int) -> None:
     """Idempotent: the claim is a conditional UPDATE on (status=queued, attempts=attempt)."""
+    close_old_connections()  # reuse the connection within CONN_MAX_AGE, replace a broken one
     agent_id = os.environ.get("ORCH_AGENT_ID") or self.request.hostname
     executor.execute(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)

@@ -154,6 +154,9 @@ TASK_LOG_FLUSH_SECONDS = env.float("ORCH_TASK_LOG_FLUSH_SECONDS", default=0.5)
 TASK_CANCEL_POLL_SECONDS = env.float("ORCH_TASK_CANCEL_POLL_SECONDS", default=0.5)
 TASK_CANCEL_GRACE_SECONDS = env.float("ORCH_TASK_CANCEL_GRACE_SECONDS", default=5.0)
 SWEEP_INTERVAL_SECONDS = env.float("ORCH_SWEEP_INTERVAL_SECONDS", default=5.0)
+# Celery's Django fixup closes the database connection after every task unless this is set; agents
+# instead keep it and let Django's CONN_MAX_AGE/health checks decide (see orchestrator.runs.tasks).
+CELERY_DB_REUSE_MAX = env.int("ORCH_CELERY_DB_REUSE_MAX", default=1000)
 
 # /api/metrics: tasks_per_minute counts task runs finished within this trailing window.
 METRICS_WINDOW_SECONDS = env.int("ORCH_METRICS_WINDOW_SECONDS", default=300)

@@ -120,7 +120,7 @@ def test_dependency_cycles_are_rejected(api):
         "validation_error",
         "dependencies",
     )
-    assert "cycle" in body["message"]
+    assert "dependency cycle: a -> c -> b -> a" in body["message"]
     assert_error(
         api.put("/api/tasks/a", {"command": "true", "dependencies": ["a"]}, format="json"),
         400,
