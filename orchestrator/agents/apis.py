@@ -3,6 +3,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,10 +14,24 @@ from orchestrator.runs.models import RUNNING, TaskRun
 from shared.api.time import iso, now_ms
 
 
+class AgentOut(serializers.Serializer):
+    agent_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=["active", "offline"])
+    last_heartbeat = serializers.DateTimeField()
+    assigned_tasks = serializers.ListField(child=serializers.CharField())
+    queues = serializers.ListField(child=serializers.CharField())
+    tags = serializers.ListField(child=serializers.CharField())
+
+
+class AgentList(serializers.Serializer):
+    agents = AgentOut(many=True)
+
+
 class AgentListApi(APIView):
     """Status is judged from the heartbeat age (AGENT_STALE_SECONDS), not only the stored flag, so
     an agent reads `offline` as soon as it is stale even before the sweeper has run."""
 
+    @extend_schema(responses=AgentList)
     def get(self, request: Request) -> Response:
         cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
         assigned: dict[str, list[str]] = {}

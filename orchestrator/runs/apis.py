@@ -3,13 +3,14 @@ logs", "Agents and queues")."""
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from orchestrator.definitions.querying import page_of, paged, parse_bool
 from orchestrator.definitions.validation import require_object
-from orchestrator.runs import selectors, services
+from orchestrator.runs import schemas, selectors, services
 from orchestrator.runs.models import Run, TaskRun
 from shared.api.time import iso
 
@@ -55,6 +56,7 @@ def task_run_out(tr: TaskRun, logs: str | None = None) -> dict:
 class ScheduleTaskApi(APIView):
     min_role = OPERATOR_POST
 
+    @extend_schema(request=schemas.ScheduleTaskIn, responses={201: schemas.ScheduleTaskOut})
     def post(self, request: Request) -> Response:
         run, task_runs = services.run_schedule_task(body=require_object(request.data))
         target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
@@ -74,6 +76,7 @@ class ScheduleTaskApi(APIView):
 class ScheduleDagApi(APIView):
     min_role = OPERATOR_POST
 
+    @extend_schema(request=schemas.ScheduleDagIn, responses={201: schemas.ScheduleDagOut})
     def post(self, request: Request) -> Response:
         run, task_runs = services.run_schedule_dag(body=require_object(request.data))
         return Response(
@@ -91,6 +94,7 @@ class ScheduleDagApi(APIView):
 class RunCancelApi(APIView):
     min_role = OPERATOR_POST
 
+    @extend_schema(request=None, responses=schemas.CancelOut)
     def post(self, request: Request, run_id: str) -> Response:
         force = parse_bool(request.query_params, "force")
         if isinstance(request.data, dict) and isinstance(request.data.get("force"), bool):
@@ -104,6 +108,7 @@ class RunCancelApi(APIView):
 class RunRerunApi(APIView):
     min_role = OPERATOR_POST
 
+    @extend_schema(request=schemas.RerunIn, responses={201: schemas.RerunOut})
     def post(self, request: Request, run_id: str) -> Response:
         body = request.data if request.data else {}
         run = services.run_rerun(run_id=run_id, body=require_object(body))
@@ -120,6 +125,7 @@ class RunRerunApi(APIView):
 
 
 class RunListApi(APIView):
+    @extend_schema(operation_id="runs_list", responses=schemas.RunList)
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.run_list(params=request.query_params), page)
@@ -129,6 +135,7 @@ class RunListApi(APIView):
 
 
 class RunDetailApi(APIView):
+    @extend_schema(responses=schemas.RunDetailOut)
     def get(self, request: Request, run_id: str) -> Response:
         include_logs = parse_bool(request.query_params, "include_logs")
         include_tasks = parse_bool(request.query_params, "include_tasks") or include_logs
@@ -143,6 +150,7 @@ class RunDetailApi(APIView):
 
 
 class RunGraphApi(APIView):
+    @extend_schema(responses=schemas.GraphOut)
     def get(self, request: Request, run_id: str) -> Response:
         run = selectors.run_get(run_id)
         task_runs = selectors.task_runs_of(run)
@@ -157,6 +165,7 @@ class RunGraphApi(APIView):
 
 
 class TaskLogsApi(APIView):
+    @extend_schema(responses=schemas.LogsOut)
     def get(self, request: Request, task_run_id: str) -> Response:
         tr = selectors.task_run_get(task_run_id)
         lines, has_more = selectors.task_logs(task_run=tr, params=request.query_params)
@@ -173,6 +182,7 @@ class TaskLogsApi(APIView):
 
 
 class QueueListApi(APIView):
+    @extend_schema(responses=schemas.QueueList)
     def get(self, request: Request) -> Response:
         return Response({"queues": selectors.queue_overview()})
 
@@ -180,6 +190,7 @@ class QueueListApi(APIView):
 class QueuePurgeApi(APIView):
     # CONTRACT role matrix: purge is admin-only (the default for non-GET methods)
 
+    @extend_schema(request=None, responses=schemas.PurgeOut)
     def post(self, request: Request, queue_name: str) -> Response:
         removed = services.queue_purge(queue=queue_name)
         return Response(

@@ -98,3 +98,39 @@ def test_parse_tags():
 def test_agents_list_needs_a_credential_when_security_is_on(api, settings):
     settings.ORCH_SECURITY_ENABLED = True
     assert_error(api.get("/api/agents"), 401, "not_authenticated")
+
+
+def test_sweeper_resends_overdue_wakeups_only_for_queues_with_a_live_agent(api, settings):
+    settings.AGENT_STALE_SECONDS = 30
+    put_task(api, "lost", queue="watched")
+    put_task(api, "nobody", queue="unwatched")
+    lost = api.post("/api/schedule-task", {"task_id": "lost"}, format="json").json()["task_run_id"]
+    api.post("/api/schedule-task", {"task_id": "nobody"}, format="json")
+    agent_heartbeat(agent_id="w@host", queues=["watched"], tags=[])
+    assert agents_sweep()["wakeups_resent"] == 0  # not overdue yet
+    old = TaskRun.objects.get(pk=lost).dispatched_at - timedelta(seconds=60)
+    TaskRun.objects.filter(status="queued").update(dispatched_at=old)
+    assert agents_sweep()["wakeups_resent"] == 1  # only the queue a live agent consumes
+    assert TaskRun.objects.get(pk=lost).dispatched_at > old
+    assert agents_sweep()["wakeups_resent"] == 0  # not again until overdue again
+
+
+def test_sweeper_starts_stalled_runs_and_completes_finished_ones(api, settings):
+    from orchestrator.runs.models import Run
+
+    settings.AGENT_STALE_SECONDS = 30
+    put_task(api, "root")
+    run_id = api.post("/api/schedule-task", {"task_id": "root"}, format="json").json()["run_id"]
+    # as if the scheduling request died between its two transactions
+    TaskRun.objects.filter(run_id=run_id).update(status="pending")
+    Run.objects.filter(pk=run_id).update(
+        start_time=Run.objects.get(pk=run_id).start_time - timedelta(seconds=60)
+    )
+    agents_sweep()
+    assert TaskRun.objects.get(run_id=run_id).status == "queued"
+    # as if the agent died right after committing the last completion
+    TaskRun.objects.filter(run_id=run_id).update(status="completed")
+    Run.objects.filter(pk=run_id).update(status="running")
+    agents_sweep()
+    assert Run.objects.get(pk=run_id).status == "completed"
+    assert Event.objects.filter(run_id=run_id, type="dag.completed").count() == 1

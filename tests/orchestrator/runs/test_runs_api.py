@@ -344,3 +344,18 @@ def test_role_matrix_for_scheduling_cancel_rerun_and_purge(api, settings, diamon
     assert api.post(f"/api/rerun/{run_id}", HTTP_X_API_KEY=operator).status_code == 201
     assert_error(api.post("/api/queues/default/purge", HTTP_X_API_KEY=operator), 403, "permission_denied")
     assert api.post("/api/queues/default/purge", HTTP_X_API_KEY=admin).status_code == 200
+
+
+def test_openapi_documents_the_orchestrator_endpoints(api):
+    doc = api.get("/openapi.json").json()
+    paths = doc["paths"]
+    for path in ("/api/tasks", "/api/tasks/{task_id}", "/api/dags/{dag_id}", "/api/schedule-dag", "/api/schedule-task",
+                 "/api/cancel-run/{run_id}", "/api/rerun/{run_id}", "/api/runs", "/api/runs/{run_id}/graph",
+                 "/api/tasks/{task_run_id}/logs", "/api/agents", "/api/queues", "/api/queues/{queue_name}/purge",
+                 "/api/contexts/{context_id}", "/api/parameter-sets/{parameter_set_id}"):  # fmt: skip
+        assert path in paths, path
+    body = paths["/api/schedule-dag"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    assert body.endswith("/ScheduleDagIn")
+    schema = doc["components"]["schemas"]["ScheduleDagOut"]
+    assert set(schema["properties"]) == {"success", "run_id", "status", "start_time", "tasks"}
+    assert set(doc["components"]["schemas"]["GraphEdge"]["properties"]) == {"from", "to"}

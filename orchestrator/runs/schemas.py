@@ -1,0 +1,167 @@
+"""OpenAPI shapes of the scheduling, runs, logs and queue endpoints (documentation only: bodies are
+validated by the services, which list every problem in the CONTRACT error shape)."""
+
+from rest_framework import serializers
+
+
+class ScheduleCommon(serializers.Serializer):
+    context = serializers.CharField(required=False, allow_null=True, help_text="Context id.")
+    env_vars = serializers.DictField(child=serializers.CharField(), required=False)
+    run_id = serializers.CharField(required=False, help_text="Duplicate: 409 already_exists.")
+    timeout_seconds = serializers.IntegerField(required=False, min_value=1)
+    retries = serializers.IntegerField(required=False, min_value=0, max_value=20)
+    retry_delay_seconds = serializers.IntegerField(required=False, min_value=0)
+    parameter_set = serializers.CharField(required=False, help_text="Parameter set id (extension).")
+
+
+class ScheduleTaskIn(ScheduleCommon):
+    task_id = serializers.CharField()
+    parameters = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="PARAM (scheduled task) or <task_id>.<PARAM>.",
+    )
+    queue = serializers.CharField(required=False)
+
+
+class ScheduleDagIn(ScheduleCommon):
+    dag_id = serializers.CharField()
+    parameters = serializers.DictField(
+        child=serializers.CharField(), required=False, help_text="<task_id>.<PARAM>."
+    )
+
+
+class ScheduleTaskOut(serializers.Serializer):
+    success = serializers.BooleanField()
+    run_id = serializers.CharField()
+    dag_run_id = serializers.CharField()
+    task_run_id = serializers.CharField()
+    status = serializers.CharField()
+    start_time = serializers.DateTimeField()
+
+
+class ScheduledTask(serializers.Serializer):
+    id = serializers.CharField()
+    task_run_id = serializers.CharField()
+    status = serializers.CharField()
+
+
+class ScheduleDagOut(serializers.Serializer):
+    success = serializers.BooleanField()
+    run_id = serializers.CharField()
+    status = serializers.CharField()
+    start_time = serializers.DateTimeField()
+    tasks = ScheduledTask(many=True)
+
+
+class CancelOut(serializers.Serializer):
+    success = serializers.BooleanField()
+    message = serializers.CharField()
+    run_id = serializers.CharField()
+
+
+class RerunIn(serializers.Serializer):
+    failed_only = serializers.BooleanField(required=False)
+    from_task = serializers.CharField(required=False)
+    reset_params = serializers.BooleanField(required=False)
+
+
+class RerunOut(serializers.Serializer):
+    success = serializers.BooleanField()
+    new_run_id = serializers.CharField()
+    original_run_id = serializers.CharField()
+    status = serializers.CharField()
+    start_time = serializers.DateTimeField()
+
+
+class TaskRunOut(serializers.Serializer):
+    task_id = serializers.CharField()
+    task_run_id = serializers.CharField()
+    status = serializers.CharField()
+    start_time = serializers.DateTimeField(allow_null=True)
+    end_time = serializers.DateTimeField(allow_null=True)
+    duration_seconds = serializers.IntegerField(allow_null=True)
+    attempts = serializers.IntegerField()
+    queue = serializers.CharField()
+    exit_code = serializers.IntegerField(allow_null=True)
+    logs = serializers.CharField(required=False, help_text="With include_logs=true.")
+
+
+class RunOut(serializers.Serializer):
+    run_id = serializers.CharField()
+    dag_id = serializers.CharField(allow_null=True)
+    status = serializers.CharField()
+    start_time = serializers.DateTimeField()
+    end_time = serializers.DateTimeField(allow_null=True)
+    duration_seconds = serializers.IntegerField(allow_null=True)
+    task_count = serializers.IntegerField()
+    completed_tasks = serializers.IntegerField()
+    failed_tasks = serializers.IntegerField()
+    original_run_id = serializers.CharField(allow_null=True)
+
+
+class RunDetailOut(RunOut):
+    context = serializers.DictField(child=serializers.CharField())
+    tasks = TaskRunOut(many=True, required=False, help_text="With include_tasks=true.")
+
+
+class RunList(serializers.Serializer):
+    runs = RunOut(many=True)
+    total = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+
+
+class GraphNode(serializers.Serializer):
+    id = serializers.CharField()
+    task_id = serializers.CharField()
+    status = serializers.CharField()
+
+
+class GraphEdge(serializers.Serializer):
+    # "from" is a Python keyword: declared through the fields mapping below
+    to = serializers.CharField()
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.CharField()
+        return fields
+
+
+class GraphOut(serializers.Serializer):
+    run_id = serializers.CharField()
+    dag_id = serializers.CharField(allow_null=True)
+    nodes = GraphNode(many=True)
+    edges = GraphEdge(many=True)
+
+
+class LogsOut(serializers.Serializer):
+    task_run_id = serializers.CharField()
+    logs = serializers.CharField()
+    has_more = serializers.BooleanField()
+    truncated = serializers.BooleanField()
+    start_time = serializers.DateTimeField(allow_null=True)
+    end_time = serializers.DateTimeField(allow_null=True)
+
+
+class QueuedTask(serializers.Serializer):
+    task_run_id = serializers.CharField()
+    dag_run_id = serializers.CharField()
+    position = serializers.IntegerField()
+
+
+class QueueOut(serializers.Serializer):
+    name = serializers.CharField()
+    length = serializers.IntegerField()
+    consumer_count = serializers.IntegerField()
+    tasks = QueuedTask(many=True)
+
+
+class QueueList(serializers.Serializer):
+    queues = QueueOut(many=True)
+
+
+class PurgeOut(serializers.Serializer):
+    success = serializers.BooleanField()
+    message = serializers.CharField()
+    tasks_removed = serializers.IntegerField()
