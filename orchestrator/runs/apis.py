@@ -129,6 +129,7 @@ class RunListApi(APIView):
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.run_list(params=request.query_params), page)
+        selectors.with_counts(items)
         return Response(
             {"runs": [run_out(r) for r in items], "total": total, "limit": page.limit, "offset": page.offset}
         )
