@@ -10,7 +10,7 @@ import threading
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 
-from orchestrator.agents.services import agent_heartbeat
+from orchestrator.agents.services import agent_heartbeat, agent_stopped
 
 logger = logging.getLogger(__name__)
 
@@ -50,3 +50,15 @@ class Heartbeat:
     def start(self) -> None:
         self.beat()
         self.thread.start()
+
+    def shutdown(self, **kwargs) -> None:
+        """Celery `worker_shutdown` (after the pool has finished its tasks): stop beating and
+        report offline now."""
+        self.stop.set()
+        self.thread.join(timeout=5)
+        try:
+            agent_stopped(agent_id=self.agent_id)
+        except DatabaseError:
+            logger.exception("Could not mark agent %s offline; the sweeper will", self.agent_id)
+        finally:
+            connection.close()

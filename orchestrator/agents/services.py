@@ -42,6 +42,18 @@ def agent_heartbeat(
     return agent
 
 
+@transaction.atomic
+def agent_stopped(*, agent_id: str) -> bool:
+    """A graceful shutdown: offline at once rather than after AGENT_STALE_SECONDS (once)."""
+    agent = Agent.objects.select_for_update().filter(pk=agent_id, status="active").first()
+    if agent is None:
+        return False
+    Agent.objects.filter(pk=agent_id).update(status="offline")
+    agent.status = "offline"
+    event_emit_agent(agent, type="agent.offline")
+    return True
+
+
 def _mark_offline(cutoff) -> list[str]:
     """Active agents silent since `cutoff` become offline; `agent.offline` exactly once each
     (the conditional UPDATE decides who sends it when two sweepers race)."""

@@ -82,3 +82,26 @@ def test_without_attempts_left_the_recovered_task_run_fails_the_run(kill_queue_a
     run = wait_run(api, run_id)
     assert run["status"] == "failed"
     assert tasks_by_id(run)["victim2"]["status"] == "failed"
+
+
+def test_a_gracefully_stopped_agent_is_offline_at_once(subprocess_env, django_db_blocker, api):
+    from orchestrator.agents.models import Agent
+
+    name = f"graceful-{uuid.uuid4().hex[:6]}"
+    proc = start_agent(name, f"q-{name}", subprocess_env, concurrency=1)
+    try:
+        wait_agent_ready(proc)
+        agent_id = wait_for(
+            lambda: (
+                Agent.objects.filter(agent_id__startswith=name + "@").values_list("pk", flat=True).first()
+            ),
+            what="heartbeat",
+        )
+        assert {a["agent_id"]: a["status"] for a in api.get("/api/agents").json()["agents"]}[
+            agent_id
+        ] == "active"
+        proc.stop()  # SIGTERM: Celery's warm shutdown
+        assert Agent.objects.get(pk=agent_id).status == "offline"
+        assert Event.objects.filter(type="agent.offline", data__agent_id=agent_id).count() == 1
+    finally:
+        stop_agents([proc], django_db_blocker)

@@ -4,6 +4,7 @@ heartbeat thread that upserts its row every AGENT_HEARTBEAT_SECONDS."""
 import os
 import socket
 
+from celery.signals import worker_shutdown
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
@@ -40,5 +41,7 @@ class Command(BaseCommand):
         ]  # fmt: skip
         if options["beat"]:
             argv += ["-B", "-s", str(settings.VAR_DIR / "beat-schedule")]
-        Heartbeat(agent_id=nodename, queues=queues, tags=parse_tags(options["tags"])).start()
+        heartbeat = Heartbeat(agent_id=nodename, queues=queues, tags=parse_tags(options["tags"]))
+        heartbeat.start()
+        worker_shutdown.connect(heartbeat.shutdown, weak=False)
         app.worker_main(argv)
