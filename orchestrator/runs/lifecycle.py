@@ -9,6 +9,7 @@ comes from locking the dependent's row (see `_finish_completed`).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import SimpleNamespace
@@ -49,6 +50,7 @@ class Execution:
     task_id: str = ""
     dag_id: str | None = None
     start_time: datetime | None = None
+    has_dependents: bool = True
 
 
 def lock_run(run_id: str) -> Run:
@@ -97,15 +99,67 @@ def run_start(*, run_id: str) -> None:
     send_on_commit(queue_ready(run))
 
 
+CLAIM_SQL = """
+UPDATE orch_runs_taskrun AS t
+   SET status = 'running', attempts = t.attempts + 1, agent_id = %s, start_time = %s, end_time = NULL, exit_code = NULL
+ WHERE t.id = %s AND t.status = 'queued' AND t.attempts = %s
+RETURNING t.run_id, t.task_id, t.command, t.env, t.max_attempts, t.timeout_seconds, t.log_bytes, t.log_truncated,
+          t.has_dependents, (SELECT r.dag_id FROM orch_runs_run r WHERE r.run_id = t.run_id),
+          (SELECT r.status FROM orch_runs_run r WHERE r.run_id = t.run_id)
+"""
+
+
 def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
-    """queued -> running for exactly one message. None when this message is stale or a duplicate."""
+    """queued -> running for exactly one message. None when this message is stale or a duplicate.
+    On PostgreSQL one `UPDATE ... RETURNING` both claims and reads (the agent's hot path)."""
+    if connection.vendor != "postgresql":
+        return _claim_portable(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
+    now = now_ms()
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(CLAIM_SQL, [agent_id, now, task_run_id, attempt])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        (
+            run_id,
+            task_id,
+            command,
+            env,
+            max_attempts,
+            timeout,
+            log_bytes,
+            truncated,
+            has_deps,
+            dag_id,
+            run_status,
+        ) = row
+        env = json.loads(env) if isinstance(env, str) else env
+        tr = SimpleNamespace(id=task_run_id, task_id=task_id, status=RUNNING, start_time=now, end_time=None)
+        event_emit_task_run(tr, SimpleNamespace(run_id=run_id, dag_id=dag_id))
+    if run_status == PENDING:
+        # After the claim committed, in its own transaction: taking the run lock while holding the
+        # task run's row would invert the lock order cancel uses.
+        _mark_run_running(run_id)
+    return Execution(
+        task_run_id=task_run_id, run_id=run_id, attempt=attempt + 1, max_attempts=max_attempts, command=command,
+        env=env, timeout_seconds=timeout, log_bytes=log_bytes, log_truncated=truncated, task_id=task_id,
+        dag_id=dag_id, start_time=now, has_dependents=has_deps,
+    )  # fmt: skip
+
+
+@transaction.atomic
+def _mark_run_running(run_id: str) -> None:
+    # spec (CONTRACT): a run is pending until its first task run starts executing
+    if Run.objects.filter(pk=run_id, status=PENDING).update(status=RUNNING):
+        event_emit_run(Run.objects.get(pk=run_id))
+
+
+def _claim_portable(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
     tr = TaskRun.objects.select_related("run").filter(pk=task_run_id).first()
     if tr is None or tr.status != QUEUED or tr.attempts != attempt:
         return None
-    run = tr.run
     with transaction.atomic():
-        if run.status == PENDING:  # only a run's first start locks the run row
-            run = lock_run(run.run_id)
         now = now_ms()
         if not TaskRun.objects.filter(pk=task_run_id, status=QUEUED, attempts=attempt).update(
             status=RUNNING,
@@ -123,25 +177,14 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
             now,
             None,
         )
-        event_emit_task_run(tr, run)
-        # spec (CONTRACT): a run is pending until its first task run starts executing
-        if run.status == PENDING and Run.objects.filter(pk=run.pk, status=PENDING).update(status=RUNNING):
-            run.status = RUNNING
-            event_emit_run(run)
+        event_emit_task_run(tr, tr.run)
+    if tr.run.status == PENDING:
+        _mark_run_running(tr.run_id)
     return Execution(
-        task_run_id=tr.id,
-        run_id=run.run_id,
-        attempt=tr.attempts,
-        max_attempts=tr.max_attempts,
-        command=tr.command,
-        env=tr.env,
-        timeout_seconds=tr.timeout_seconds,
-        log_bytes=tr.log_bytes,
-        log_truncated=tr.log_truncated,
-        task_id=tr.task_id,
-        dag_id=run.dag_id,
-        start_time=tr.start_time,
-    )
+        task_run_id=tr.id, run_id=tr.run_id, attempt=tr.attempts, max_attempts=tr.max_attempts, command=tr.command,
+        env=tr.env, timeout_seconds=tr.timeout_seconds, log_bytes=tr.log_bytes, log_truncated=tr.log_truncated,
+        task_id=tr.task_id, dag_id=tr.run.dag_id, start_time=now, has_dependents=tr.has_dependents,
+    )  # fmt: skip
 
 
 def still_mine(*, task_run_id: str, attempt: int) -> tuple[bool, bool]:
@@ -194,7 +237,8 @@ def _finish_completed(
     pending dependents are locked together in primary-key order, the order cancel and fail use
     for task run rows, so none of them can deadlock; a cancelled or failed run has no pending
     task runs left, so nothing is queued for it (the `status = pending` conditions decide)."""
-    candidates = _dependents_of(run_id, task_run_id)
+    leaf = execution is not None and not execution.has_dependents
+    candidates = [] if leaf else _dependents_of(run_id, task_run_id)
     if candidates:
         list(
             TaskRun.objects.select_for_update()

@@ -47,6 +47,7 @@ class TaskRun(models.Model):
     env = models.JSONField(default=dict)  # resolved parameters and env_vars
     queue = models.CharField(max_length=100)
     upstream = models.JSONField(default=list)  # task run ids this one waits for
+    has_dependents = models.BooleanField(default=True)  # False: a leaf, nothing to queue after it
     status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
     attempts = models.PositiveIntegerField(default=0)  # executions claimed so far
     max_attempts = models.PositiveIntegerField(default=1)

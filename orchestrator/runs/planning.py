@@ -134,7 +134,15 @@ def build_task_runs(
                 timeout_seconds=opts.timeout_seconds,
             )
         )
-    return runs
+    return mark_leaves(runs)
+
+
+def mark_leaves(task_runs: list[TaskRun]) -> list[TaskRun]:
+    """Leaves (no task run waits for them) skip the dependents lookup when they complete."""
+    waited_for = {u for tr in task_runs for u in tr.upstream}
+    for tr in task_runs:
+        tr.has_dependents = tr.id in waited_for
+    return task_runs
 
 
 def check_task_id(value: Any, field_name: str) -> str:

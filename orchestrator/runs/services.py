@@ -16,6 +16,7 @@ from orchestrator.runs.planning import (
     ScheduleOptions,
     build_task_runs,
     check_task_id,
+    mark_leaves,
     new_task_run_ids,
     parse_options,
     split_parameters,
@@ -219,7 +220,7 @@ def _rerun_task_runs(
             new.status, new.carried_from = COMPLETED, tr.id
             new.start_time, new.end_time, new.exit_code = tr.start_time, tr.end_time, tr.exit_code
         out.append(new)
-    return out
+    return mark_leaves(out)
 
 
 def _fresh_definitions(original: Run, task_ids: set[str]) -> dict[str, TaskRun]:
