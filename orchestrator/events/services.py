@@ -36,7 +36,7 @@ def event_emit_task_runs(task_runs: list[Any], run: Any) -> None:
                 run_id=run.run_id,
                 dag_id=run.dag_id or "",
                 task_id=tr.task_id,
-                data=_task_run_data(tr, run),
+                data=task_run_event_data(tr, run),
             )  # fmt: skip
             for tr in task_runs
         ]
@@ -45,10 +45,10 @@ def event_emit_task_runs(task_runs: list[Any], run: Any) -> None:
 
 def event_emit_task_run(task_run: Any, run: Any) -> Event:
     """`task.<status>` for a task run's new state (spec "Events" payload data)."""
-    return event_emit(type=f"task.{task_run.status}", data=_task_run_data(task_run, run))
+    return event_emit(type=f"task.{task_run.status}", data=task_run_event_data(task_run, run))
 
 
-def _task_run_data(task_run: Any, run: Any) -> dict[str, Any]:
+def task_run_event_data(task_run: Any, run: Any) -> dict[str, Any]:
     return {
         "run_id": run.run_id,
         "dag_id": run.dag_id,

@@ -17,7 +17,12 @@ from types import SimpleNamespace
 from django.db import connection, transaction
 from django.db.models import F
 
-from orchestrator.events.services import event_emit_run, event_emit_task_run, event_emit_task_runs
+from orchestrator.events.services import (
+    event_emit_run,
+    event_emit_task_run,
+    event_emit_task_runs,
+    task_run_event_data,
+)
 from orchestrator.runs.dispatch import Wakeup, send_on_commit
 from orchestrator.runs.models import (
     CANCELLED,
@@ -31,7 +36,7 @@ from orchestrator.runs.models import (
     TaskLogLine,
     TaskRun,
 )  # fmt: skip
-from shared.api.time import now_ms
+from shared.api.time import iso, now_ms
 
 
 @dataclass(frozen=True)
@@ -99,52 +104,63 @@ def run_start(*, run_id: str) -> None:
     send_on_commit(queue_ready(run))
 
 
+# The claim, its read and its `task.running` event in one statement (atomic on its own): the agent's
+# hot path is one round trip. The event data matches events.services.task_run_event_data.
 CLAIM_SQL = """
-UPDATE orch_runs_taskrun AS t
-   SET status = 'running', attempts = t.attempts + 1, agent_id = %s, start_time = %s, end_time = NULL, exit_code = NULL
- WHERE t.id = %s AND t.status = 'queued' AND t.attempts = %s
-RETURNING t.run_id, t.task_id, t.command, t.env, t.max_attempts, t.timeout_seconds, t.log_bytes, t.log_truncated,
-          t.has_dependents, (SELECT r.dag_id FROM orch_runs_run r WHERE r.run_id = t.run_id),
-          (SELECT r.status FROM orch_runs_run r WHERE r.run_id = t.run_id)
+WITH claimed AS (
+    UPDATE orch_runs_taskrun AS t
+       SET status = 'running', attempts = t.attempts + 1, agent_id = %(agent)s, start_time = %(now)s,
+           end_time = NULL, exit_code = NULL
+     WHERE t.id = %(id)s AND t.status = 'queued' AND t.attempts = %(attempt)s
+    RETURNING t.run_id, t.task_id, t.command, t.env, t.max_attempts, t.timeout_seconds, t.log_bytes,
+              t.log_truncated, t.has_dependents,
+              (SELECT r.dag_id FROM orch_runs_run r WHERE r.run_id = t.run_id) AS dag_id,
+              (SELECT r.status FROM orch_runs_run r WHERE r.run_id = t.run_id) AS run_status
+), event AS (
+    INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
+    SELECT 'task.running', %(now)s, c.run_id, COALESCE(c.dag_id, ''), c.task_id,
+           jsonb_build_object('run_id', c.run_id, 'dag_id', c.dag_id, 'task_id', c.task_id,
+                              'task_run_id', %(id)s, 'status', 'running', 'start_time', %(now_iso)s,
+                              'end_time', NULL, 'duration_seconds', NULL),
+           NULL
+      FROM claimed c
+)
+SELECT * FROM claimed
 """
 
 
 def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
-    """queued -> running for exactly one message. None when this message is stale or a duplicate.
-    On PostgreSQL one `UPDATE ... RETURNING` both claims and reads (the agent's hot path)."""
+    """queued -> running for exactly one message. None when this message is stale or a duplicate."""
     if connection.vendor != "postgresql":
         return _claim_portable(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
     now = now_ms()
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(CLAIM_SQL, [agent_id, now, task_run_id, attempt])
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        (
-            run_id,
-            task_id,
-            command,
-            env,
-            max_attempts,
-            timeout,
-            log_bytes,
-            truncated,
-            has_deps,
-            dag_id,
-            run_status,
-        ) = row
-        env = json.loads(env) if isinstance(env, str) else env
-        tr = SimpleNamespace(id=task_run_id, task_id=task_id, status=RUNNING, start_time=now, end_time=None)
-        event_emit_task_run(tr, SimpleNamespace(run_id=run_id, dag_id=dag_id))
+    params = {"agent": agent_id, "now": now, "now_iso": iso(now), "id": task_run_id, "attempt": attempt}
+    with connection.cursor() as cursor:
+        cursor.execute(CLAIM_SQL, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    (
+        run_id,
+        task_id,
+        command,
+        env,
+        max_attempts,
+        timeout,
+        log_bytes,
+        truncated,
+        has_deps,
+        dag_id,
+        run_status,
+    ) = row
     if run_status == PENDING:
         # After the claim committed, in its own transaction: taking the run lock while holding the
         # task run's row would invert the lock order cancel uses.
         _mark_run_running(run_id)
     return Execution(
         task_run_id=task_run_id, run_id=run_id, attempt=attempt + 1, max_attempts=max_attempts, command=command,
-        env=env, timeout_seconds=timeout, log_bytes=log_bytes, log_truncated=truncated, task_id=task_id,
-        dag_id=dag_id, start_time=now, has_dependents=has_deps,
+        env=json.loads(env) if isinstance(env, str) else env, timeout_seconds=timeout, log_bytes=log_bytes,
+        log_truncated=truncated, task_id=task_id, dag_id=dag_id, start_time=now, has_dependents=has_deps,
     )  # fmt: skip
 
 
@@ -216,10 +232,39 @@ def finish(
         return None
     if not ok:
         return _finish_failed(task_run_id, attempt, run_id, exit_code, retryable, note)
-    done, dispatched = _finish_completed(task_run_id, attempt, run_id, execution)
+    if execution is not None and not execution.has_dependents and connection.vendor == "postgresql":
+        done, dispatched = _finish_leaf(execution), False
+    else:
+        done, dispatched = _finish_completed(task_run_id, attempt, run_id, execution)
     if done and not dispatched:
         complete_run_if_done(run_id)
     return COMPLETED if done else None
+
+
+LEAF_COMPLETE_SQL = """
+WITH done AS (
+    UPDATE orch_runs_taskrun SET status = 'completed', end_time = %s, exit_code = 0
+     WHERE id = %s AND status = 'running' AND attempts = %s
+    RETURNING id
+)
+INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
+SELECT 'task.completed', %s, %s, %s, %s, %s::jsonb, NULL FROM done
+RETURNING id
+"""
+
+
+def _finish_leaf(execution: Execution) -> bool:
+    """A task run nothing waits for: its completion and its event are one statement (atomic on
+    its own), with no dependents to lock or queue."""
+    now = now_ms()
+    tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
+                         start_time=execution.start_time, end_time=now)  # fmt: skip
+    data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
+    params = [now, execution.task_run_id, execution.attempt, now, execution.run_id, execution.dag_id or "",
+              execution.task_id, json.dumps(data)]  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(LEAF_COMPLETE_SQL, params)
+        return cursor.fetchone() is not None
 
 
 def _dependents_of(run_id: str, finished_id: str) -> list[str]:

@@ -71,6 +71,16 @@ def test_diamond_dag_runs_in_dependency_order(agents, api):
     assert logs(api, t["d"]["task_run_id"])["logs"] == "d-out"
     # one task.running per task run: nothing ran twice
     assert Event.objects.filter(run_id=run["run_id"], type="task.running").count() == 4
+    for kind in ("task.running", "task.completed"):
+        datas = [e.data for e in Event.objects.filter(run_id=run["run_id"], type=kind)]
+        assert len(datas) == 4 and {d["task_id"] for d in datas} == set("abcd")
+        by_task = {d["task_id"]: d for d in datas}
+        assert by_task["d"] == {
+            "run_id": run["run_id"], "dag_id": "diamond", "task_id": "d", "task_run_id": t["d"]["task_run_id"],
+            "status": kind.split(".")[1], "start_time": t["d"]["start_time"],
+            "end_time": t["d"]["end_time"] if kind == "task.completed" else None,
+            "duration_seconds": t["d"]["duration_seconds"] if kind == "task.completed" else None,
+        }  # fmt: skip
     types = list(Event.objects.filter(run_id=run["run_id"], task_id="").values_list("type", flat=True))
     assert types == ["dag.pending", "dag.running", "dag.completed"]
 
