@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LOG_DIR = ROOT / "var" / "test-logs"
 
 
-def wait_for(predicate: Callable[[], Any], *, timeout: float = 20.0, interval: float = 0.05, what: str = "condition") -> Any:
+def wait_for(
+    predicate: Callable[[], Any], *, timeout: float = 20.0, interval: float = 0.05, what: str = "condition"
+) -> Any:
     """Polls until `predicate()` is truthy; returns its value. Fails the test with `what` on timeout."""
     deadline = time.monotonic() + timeout
     while True:
@@ -93,7 +95,13 @@ def child_env(extra: dict[str, str]) -> dict[str, str]:
 
 
 def start_celery_worker(
-    *, name: str, app: str, queues: list[str], env: dict[str, str], concurrency: int = 2, extra_args: list[str] | None = None
+    *,
+    name: str,
+    app: str,
+    queues: list[str],
+    env: dict[str, str],
+    concurrency: int = 2,
+    extra_args: list[str] | None = None,
 ) -> ServiceProcess:
     args = [
         sys.executable, "-m", "celery", "-A", app, "worker",

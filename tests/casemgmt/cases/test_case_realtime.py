@@ -7,12 +7,9 @@ import pytest
 import websockets
 
 from casemgmt.accounts.tokens import issue_for
+from tests.support.asyncdb import call, receive_json
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
-
-
-async def receive_json(ws, timeout=10):
-    return json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
 
 
 def test_patch_and_close_broadcast_case_updated_to_the_tenant(
@@ -29,7 +26,7 @@ def test_patch_and_close_broadcast_case_updated_to_the_tenant(
             for socket in (ws, foreign_ws):  # subscribed once the server answers a ping
                 await socket.send(json.dumps({"type": "ping"}))
                 assert (await receive_json(socket))["type"] == "pong"
-            response = await asyncio.to_thread(
+            response = await call(
                 lambda: api(admin_user).patch(
                     f"/cases/{case.id}/data", {"data": {"amount": 7}, "version": 1}, format="json"
                 )
@@ -38,9 +35,7 @@ def test_patch_and_close_broadcast_case_updated_to_the_tenant(
             message = await receive_json(ws)
             assert message["type"] == "case:updated" and message["timestamp"].endswith("Z")
             assert message["data"] == {"caseId": str(case.id), "version": 2, "changedBy": str(admin_user.id)}
-            closed = await asyncio.to_thread(
-                lambda: api(admin_user).post(f"/cases/{case.id}/close", {}, format="json")
-            )
+            closed = await call(lambda: api(admin_user).post(f"/cases/{case.id}/close", {}, format="json"))
             assert closed.status_code == 200
             message = await receive_json(ws)
             assert message["type"] == "case:updated"

@@ -9,6 +9,7 @@ from websockets.exceptions import WebSocketException
 
 from casemgmt.accounts.tokens import issue_for
 from casemgmt.realtime.events import broadcast
+from tests.support.asyncdb import call, receive_json
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
@@ -16,10 +17,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 def ws_url(base: str, token: str | None = None) -> str:
     url = base.replace("http://", "ws://") + "/ws"
     return f"{url}?token={token}" if token else url
-
-
-async def receive_json(ws, timeout=10):
-    return json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
 
 
 @pytest.mark.parametrize("token", [None, "garbage"])
@@ -32,7 +29,9 @@ def test_connection_without_a_valid_token_is_rejected(asgi_server, token):
     asyncio.run(attempt())
 
 
-def test_tenant_message_reaches_subscribers_with_query_token_and_header(asgi_server, tenant, other_tenant, admin_user, make_user):
+def test_tenant_message_reaches_subscribers_with_query_token_and_header(
+    asgi_server, tenant, other_tenant, admin_user, make_user
+):
     outsider = make_user(other_tenant, roles=["admin"])
     token = issue_for(admin_user).token
     outsider_token = issue_for(outsider).token
@@ -40,13 +39,17 @@ def test_tenant_message_reaches_subscribers_with_query_token_and_header(asgi_ser
     async def scenario():
         async with (
             websockets.connect(ws_url(asgi_server, token), open_timeout=10) as by_query,
-            websockets.connect(ws_url(asgi_server), additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=10) as by_header,
+            websockets.connect(
+                ws_url(asgi_server), additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=10
+            ) as by_header,
             websockets.connect(ws_url(asgi_server, outsider_token), open_timeout=10) as outsider_ws,
         ):
             for ws in (by_query, by_header, outsider_ws):  # subscription is in place once the server answers
                 await ws.send(json.dumps({"type": "ping"}))
                 assert (await receive_json(ws))["type"] == "pong"
-            await asyncio.to_thread(broadcast, tenant_id=tenant.id, type="case:updated", data={"caseId": "c1", "version": 2})
+            await call(
+                broadcast, tenant_id=tenant.id, type="case:updated", data={"caseId": "c1", "version": 2}
+            )
             for ws in (by_query, by_header):
                 message = await receive_json(ws)
                 assert message["type"] == "case:updated" and message["data"] == {"caseId": "c1", "version": 2}
@@ -68,8 +71,12 @@ def test_messages_needing_a_permission_skip_readers_without_it(asgi_server, tena
             for ws in (admin_ws, limited_ws):
                 await ws.send(json.dumps({"type": "ping"}))
                 await receive_json(ws)
-            await asyncio.to_thread(
-                broadcast, tenant_id=tenant.id, type="case:updated", data={"caseId": "c2"}, permission="cases:read"
+            await call(
+                broadcast,
+                tenant_id=tenant.id,
+                type="case:updated",
+                data={"caseId": "c2"},
+                permission="cases:read",
             )
             assert (await receive_json(admin_ws))["data"]["caseId"] == "c2"
             with pytest.raises(asyncio.TimeoutError):
