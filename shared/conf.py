@@ -56,7 +56,9 @@ def logging_config(level: str = "INFO", *, json_logs: bool = False) -> dict[str,
     }
 
 
-def celery_settings(*, broker_url: str, default_queue: str, local_folder: Path | None = None) -> dict[str, Any]:
+def celery_settings(
+    *, broker_url: str, default_queue: str, local_folder: Path | None = None
+) -> dict[str, Any]:
     """Celery options shared by both services (read by `app.config_from_object(..., namespace="CELERY")`)."""
     options: dict[str, Any] = {}
     if broker_url.startswith("filesystem://") and local_folder is not None:
@@ -95,3 +97,86 @@ def redis_cache(url: str, prefix: str) -> dict[str, Any]:
         "LOCATION": url,
         "KEY_PREFIX": isolation_prefix() + prefix,
     }
+
+
+CORE_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_prometheus",
+]
+
+MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "shared.api.middleware.RequestIDMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+
+def database(config: dict[str, Any], *, conn_max_age: int) -> dict[str, Any]:
+    """Shapes a parsed database URL: metrics-wrapped PostgreSQL with a connect timeout, or SQLite
+    tuned for a web process and a worker writing at once (WAL, immediate transactions)."""
+    config = dict(config, ATOMIC_REQUESTS=False, CONN_MAX_AGE=conn_max_age)
+    options = config.setdefault("OPTIONS", {})
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        config["ENGINE"] = "django_prometheus.db.backends.postgresql"
+        options["connect_timeout"] = 5
+    elif config["ENGINE"] == "django.db.backends.sqlite3":
+        options.update(
+            {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+        )
+    return config
+
+
+def require_production(settings: dict[str, Any], prefix: str) -> None:
+    """Production refuses to start without its secrets, Redis and PostgreSQL."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    checks = [
+        (settings["SECRET_KEY"], f"{prefix}_SECRET_KEY must be set in production."),
+        (settings["REDIS_URL"], f"{prefix}_REDIS_URL must be set in production."),
+        (
+            "sqlite" not in settings["DATABASES"]["default"]["ENGINE"],
+            f"{prefix}_DATABASE_URL must point at PostgreSQL in production.",
+        ),
+        (settings["FIELD_ENCRYPTION_KEYS"], f"{prefix}_FIELD_ENCRYPTION_KEYS must be set in production."),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ImproperlyConfigured(message)
+
+
+def use_connection_pool(config: dict[str, Any], *, max_size: int, timeout: float) -> None:
+    """Under ASGI each request's sync code runs in a fresh thread, so per-thread persistent
+    connections are never reused (a new PostgreSQL connection per request, until the server runs out
+    of slots). Django's psycopg pool fixes that; `max_size=0` leaves persistent connections in charge."""
+    if max_size > 0:
+        config["CONN_MAX_AGE"] = 0
+        config.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": max_size, "timeout": timeout}

@@ -22,7 +22,11 @@ def _flatten(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     if isinstance(detail, dict):
         out: list[dict[str, str]] = []
         for key, value in detail.items():
-            name = prefix if key in ("non_field_errors", "__all__") else (f"{prefix}.{key}" if prefix else str(key))
+            name = (
+                prefix
+                if key in ("non_field_errors", "__all__")
+                else (f"{prefix}.{key}" if prefix else str(key))
+            )
             out.extend(_flatten(value, name))
         return out
     if isinstance(detail, list):

@@ -29,7 +29,9 @@ ERASURE_SETTING = "audit.allow_erasure"
 def _lock_chain(model: type[AuditEventBase], chain: str) -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{model._meta.db_table}:{chain}"])
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{model._meta.db_table}:{chain}"]
+            )
 
 
 def audit_append(
@@ -74,7 +76,9 @@ class VerifyResult:
     errors: list[str] = field(default_factory=list)
 
 
-def audit_verify(events: Iterable[AuditEventBase], *, expected_previous: str | None = GENESIS_HASH) -> VerifyResult:
+def audit_verify(
+    events: Iterable[AuditEventBase], *, expected_previous: str | None = GENESIS_HASH
+) -> VerifyResult:
     """Walks events in sequence order. Each must link to the previous hash and hash to itself.
 
     Erased events keep their place: we cannot recompute their hash, so we accept the stored link into
@@ -89,15 +93,27 @@ def audit_verify(events: Iterable[AuditEventBase], *, expected_previous: str | N
         result.first_entry = result.first_entry or event
         result.last_entry = event
         if previous_sequence is not None and event.sequence != previous_sequence + 1:
-            _break(result, event, f"entry {event.id} (sequence {event.sequence}): gap after sequence {previous_sequence}")
+            _break(
+                result,
+                event,
+                f"entry {event.id} (sequence {event.sequence}): gap after sequence {previous_sequence}",
+            )
         if previous_hash is not None and event.previous_hash != previous_hash:
-            _break(result, event, f"entry {event.id} (sequence {event.sequence}): previousHash does not match the preceding entry")
+            _break(
+                result,
+                event,
+                f"entry {event.id} (sequence {event.sequence}): previousHash does not match the preceding entry",
+            )
         if event.erased and event.hash == ERASED_HASH:
             result.redacted_entries += 1
             previous_hash = None  # the next entry's link is all that is left to check against
         else:
             if compute_hash(event.previous_hash, entry_of(event)) != event.hash:
-                _break(result, event, f"entry {event.id} (sequence {event.sequence}): hash does not match its content")
+                _break(
+                    result,
+                    event,
+                    f"entry {event.id} (sequence {event.sequence}): hash does not match its content",
+                )
             previous_hash = event.hash
         previous_sequence = event.sequence
     return result
@@ -114,7 +130,9 @@ def audit_verify_chain(*, model: type[AuditEventBase], chain: str) -> VerifyResu
     return audit_verify(events)
 
 
-def audit_erase(*, model: type[AuditEventBase], event_ids: Iterable[Any], scrub: dict[str, Any] | None = None) -> int:
+def audit_erase(
+    *, model: type[AuditEventBase], event_ids: Iterable[Any], scrub: dict[str, Any] | None = None
+) -> int:
     """The one path allowed to modify audit rows: zero the hash and mark the rows erased."""
     with transaction.atomic():
         if connection.vendor == "postgresql":

@@ -66,7 +66,9 @@ def issue(config: JWTConfig, *, subject: str, claims: dict[str, Any] | None = No
         payload["iss"] = config.issuer
     if config.audience:
         payload["aud"] = config.audience
-    return IssuedToken(token=config.backend().encode(payload), jti=jti, expires_at=expires.replace(microsecond=0))
+    return IssuedToken(
+        token=config.backend().encode(payload), jti=jti, expires_at=expires.replace(microsecond=0)
+    )
 
 
 def verify(config: JWTConfig, token: str) -> dict[str, Any]:

@@ -92,7 +92,9 @@ def test_tampering_any_field_of_any_event_is_detected_at_that_entry(chain_tenant
     events = append(chain_tenant, 5)
     target = events[position]
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL session_replication_role = replica")  # bypass the trigger, as an attacker with SQL would
+        cursor.execute(
+            "SET LOCAL session_replication_role = replica"
+        )  # bypass the trigger, as an attacker with SQL would
         cursor.execute(f"UPDATE audit_auditevent SET {field} = {FIELDS[field]} WHERE id = %s", [target.id])
         cursor.execute("SET LOCAL session_replication_role = origin")
     result = audit.audit_verify_chain(model=AuditEvent, chain=str(chain_tenant.id))
@@ -103,7 +105,10 @@ def test_tampering_any_field_of_any_event_is_detected_at_that_entry(chain_tenant
 
 def test_trigger_refuses_update_and_delete(chain_tenant):
     (event,) = append(chain_tenant)
-    for statement in ("UPDATE audit_auditevent SET actor = 'x' WHERE id = %s", "DELETE FROM audit_auditevent WHERE id = %s"):
+    for statement in (
+        "UPDATE audit_auditevent SET actor = 'x' WHERE id = %s",
+        "DELETE FROM audit_auditevent WHERE id = %s",
+    ):
         with pytest.raises(DatabaseError, match="append-only"):
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute(statement, [event.id])
@@ -112,7 +117,10 @@ def test_trigger_refuses_update_and_delete(chain_tenant):
 
 def test_erasure_path_redacts_and_verification_keeps_checking_links(chain_tenant):
     events = append(chain_tenant, 5)
-    assert audit.audit_erase(model=AuditEvent, event_ids=[events[1].id, events[2].id], scrub={"actor": "erased"}) == 2
+    assert (
+        audit.audit_erase(model=AuditEvent, event_ids=[events[1].id, events[2].id], scrub={"actor": "erased"})
+        == 2
+    )
     erased = AuditEvent.objects.get(pk=events[1].id)
     assert erased.hash == ERASED_HASH and erased.erased and erased.actor == "erased"
     result = audit.audit_verify_chain(model=AuditEvent, chain=str(chain_tenant.id))

@@ -40,7 +40,15 @@ def test_no_grants_match_nothing():
 
 @pytest.mark.parametrize(
     ("value", "valid"),
-    [("*", True), ("cases:read", True), ("admin:*", True), ("workflows:*", True), ("cases:fly", False), ("nope:*", False), ("", False)],
+    [
+        ("*", True),
+        ("cases:read", True),
+        ("admin:*", True),
+        ("workflows:*", True),
+        ("cases:fly", False),
+        ("nope:*", False),
+        ("", False),
+    ],
 )
 def test_permission_validation(value, valid):
     assert is_valid_permission(value, KNOWN) is valid

@@ -22,15 +22,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CASE_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
-    "django.contrib.auth",
-    "django.contrib.contenttypes",
-    "django.contrib.sessions",
-    "django.contrib.messages",
-    "django.contrib.staticfiles",
-    "rest_framework",
-    "drf_spectacular",
-    "django_prometheus",
+    *conf.CORE_APPS,
     "channels",
     "casemgmt.tenancy",
     "casemgmt.accounts",
@@ -42,18 +34,7 @@ INSTALLED_APPS = [
     "casemgmt.realtime",
 ]
 
-MIDDLEWARE = [
-    "django_prometheus.middleware.PrometheusBeforeMiddleware",
-    "shared.api.middleware.RequestIDMiddleware",
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_prometheus.middleware.PrometheusAfterMiddleware",
-]
+MIDDLEWARE = conf.MIDDLEWARE
 
 ROOT_URLCONF = "casemgmt.config.urls"
 ASGI_APPLICATION = "casemgmt.config.asgi.application"
@@ -61,33 +42,14 @@ APPEND_SLASH = False
 AUTH_USER_MODEL = "accounts.User"
 AUTHENTICATION_BACKENDS = ["casemgmt.accounts.backends.EmailBackend"]
 
-TEMPLATES = [
-    {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
-        "APP_DIRS": True,
-        "OPTIONS": {
-            "context_processors": [
-                "django.template.context_processors.request",
-                "django.contrib.auth.context_processors.auth",
-                "django.contrib.messages.context_processors.messages",
-            ]
-        },
-    }
-]
+TEMPLATES = conf.TEMPLATES
 
 DATABASES = {
-    "default": env.db_url("CASE_DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'case.sqlite3'}"),
-}
-DATABASES["default"]["ATOMIC_REQUESTS"] = False
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CASE_DB_CONN_MAX_AGE", default=0)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "django_prometheus.db.backends.postgresql"
-    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    "default": conf.database(
+        env.db_url("CASE_DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'case.sqlite3'}"),
+        conn_max_age=env.int("CASE_DB_CONN_MAX_AGE", default=0),
     )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis: the case service uses databases 0 (broker), 1 (cache), 2 (channels) by default so that it
@@ -112,7 +74,10 @@ if REDIS_URL:
 else:
     # Embedded default: a file cache shared by the web and worker processes, in-memory channels.
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
     }
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

@@ -21,15 +21,7 @@ ALLOWED_HOSTS = env.list("ORCH_ALLOWED_HOSTS", default=["*"])
 CSRF_TRUSTED_ORIGINS = env.list("ORCH_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
-    "django.contrib.auth",
-    "django.contrib.contenttypes",
-    "django.contrib.sessions",
-    "django.contrib.messages",
-    "django.contrib.staticfiles",
-    "rest_framework",
-    "drf_spectacular",
-    "django_prometheus",
+    *conf.CORE_APPS,
     "orchestrator.security",
     "orchestrator.definitions",
     "orchestrator.runs",
@@ -39,50 +31,20 @@ INSTALLED_APPS = [
     "orchestrator.system",
 ]
 
-MIDDLEWARE = [
-    "django_prometheus.middleware.PrometheusBeforeMiddleware",
-    "shared.api.middleware.RequestIDMiddleware",
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_prometheus.middleware.PrometheusAfterMiddleware",
-]
+MIDDLEWARE = conf.MIDDLEWARE
 
 ROOT_URLCONF = "orchestrator.config.urls"
 ASGI_APPLICATION = "orchestrator.config.asgi.application"
 APPEND_SLASH = False
 
-TEMPLATES = [
-    {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
-        "APP_DIRS": True,
-        "OPTIONS": {
-            "context_processors": [
-                "django.template.context_processors.request",
-                "django.contrib.auth.context_processors.auth",
-                "django.contrib.messages.context_processors.messages",
-            ]
-        },
-    }
-]
+TEMPLATES = conf.TEMPLATES
 
 DATABASES = {
-    "default": env.db_url("ORCH_DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'orch.sqlite3'}"),
-}
-DATABASES["default"]["ATOMIC_REQUESTS"] = False
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("ORCH_DB_CONN_MAX_AGE", default=0)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "django_prometheus.db.backends.postgresql"
-    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    "default": conf.database(
+        env.db_url("ORCH_DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'orch.sqlite3'}"),
+        conn_max_age=env.int("ORCH_DB_CONN_MAX_AGE", default=0),
     )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis: databases 3 (broker) and 4 (cache) by default, keys prefixed "orch:", so the orchestrator
@@ -100,7 +62,10 @@ if REDIS_URL:
     CACHES = {"default": conf.redis_cache(f"{REDIS_URL}/4", "orch:")}
 else:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
     }
 
 REST_FRAMEWORK = conf.rest_framework(["orchestrator.security.authentication.OrchestratorAuthentication"])

@@ -1,0 +1,46 @@
+"""Production settings refuse to start without their secrets (checked in a fresh interpreter)."""
+
+import subprocess
+import sys
+
+import pytest
+from cryptography.fernet import Fernet
+
+SERVICES = {"CASE": "casemgmt.config.settings.production", "ORCH": "orchestrator.config.settings.production"}
+
+
+def boot(module: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DATABASES['default']['ENGINE'])"
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": module, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def complete_env(prefix: str) -> dict[str, str]:
+    return {
+        f"{prefix}_SECRET_KEY": "s3cret",
+        f"{prefix}_REDIS_URL": "redis://127.0.0.1:6379",
+        f"{prefix}_DATABASE_URL": "postgres://postgres@127.0.0.1:5432/unused",
+        f"{prefix}_FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+    }
+
+
+@pytest.mark.parametrize("prefix", sorted(SERVICES))
+def test_complete_environment_boots_on_postgresql(prefix):
+    result = boot(SERVICES[prefix], complete_env(prefix))
+    assert result.returncode == 0, result.stderr
+    assert "postgresql" in result.stdout
+
+
+@pytest.mark.parametrize("prefix", sorted(SERVICES))
+@pytest.mark.parametrize("missing", ["SECRET_KEY", "REDIS_URL", "DATABASE_URL", "FIELD_ENCRYPTION_KEYS"])
+def test_missing_setting_stops_the_process(prefix, missing):
+    env = complete_env(prefix)
+    del env[f"{prefix}_{missing}"]
+    result = boot(SERVICES[prefix], env)
+    assert result.returncode != 0
+    assert f"{prefix}_{missing} must" in result.stderr
