@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from orchestrator.definitions import schemas, selectors, services
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
-from orchestrator.definitions.querying import page_of, paged
+from orchestrator.definitions.querying import list_body, page_of, paged
 from orchestrator.definitions.validation import require_object
 from shared.api.time import iso
 
@@ -68,14 +68,7 @@ class TaskListApi(APIView):
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.task_list(params=request.query_params), page)
-        return Response(
-            {
-                "tasks": [task_out(t) for t in items],
-                "total": total,
-                "limit": page.limit,
-                "offset": page.offset,
-            }
-        )
+        return Response(list_body("tasks", [task_out(t) for t in items], total, page))
 
 
 class TaskDetailApi(APIView):
@@ -101,9 +94,7 @@ class DagListApi(APIView):
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.dag_list(params=request.query_params), page)
-        return Response(
-            {"dags": [dag_out(d) for d in items], "total": total, "limit": page.limit, "offset": page.offset}
-        )
+        return Response(list_body("dags", [dag_out(d) for d in items], total, page))
 
 
 class DagDetailApi(APIView):
@@ -127,14 +118,7 @@ class ContextListApi(APIView):
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(Context.objects.order_by("id"), page)
-        return Response(
-            {
-                "contexts": [context_out(c) for c in items],
-                "total": total,
-                "limit": page.limit,
-                "offset": page.offset,
-            }
-        )
+        return Response(list_body("contexts", [context_out(c) for c in items], total, page))
 
 
 class ContextDetailApi(APIView):
@@ -153,14 +137,7 @@ class ParameterSetListApi(APIView):
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(ParameterSet.objects.order_by("id"), page)
-        return Response(
-            {
-                "parameter_sets": [parameter_set_out(p) for p in items],
-                "total": total,
-                "limit": page.limit,
-                "offset": page.offset,
-            }
-        )
+        return Response(list_body("parameter_sets", [parameter_set_out(p) for p in items], total, page))
 
 
 class ParameterSetDetailApi(APIView):

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import page_of, paged, parse_bool
+from orchestrator.definitions.querying import list_body, page_of, paged, parse_bool
 from orchestrator.definitions.validation import require_object
 from orchestrator.runs import schemas, selectors, services
 from orchestrator.runs.models import Run, TaskRun
@@ -130,9 +130,7 @@ class RunListApi(APIView):
         page = page_of(request.query_params)
         items, total = paged(selectors.run_list(params=request.query_params), page)
         selectors.with_counts(items)
-        return Response(
-            {"runs": [run_out(r) for r in items], "total": total, "limit": page.limit, "offset": page.offset}
-        )
+        return Response(list_body("runs", [run_out(r) for r in items], total, page))
 
 
 class RunDetailApi(APIView):

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from orchestrator.definitions.querying import list_body
 from orchestrator.webhooks import selectors, services
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import EVENT_TYPES, FILTER_KEYS
@@ -97,14 +98,7 @@ class WebhookListCreateApi(APIView):
         webhooks = selectors.webhook_list()
         total = webhooks.count()
         items = webhooks[page.offset : page.offset + page.limit]
-        return Response(
-            {
-                "webhooks": WebhookOutputSerializer(items, many=True).data,
-                "total": total,
-                "limit": page.limit,
-                "offset": page.offset,
-            }
-        )
+        return Response(list_body("webhooks", WebhookOutputSerializer(items, many=True).data, total, page))
 
     @extend_schema(responses={201: WebhookOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -171,11 +165,4 @@ class DeliveryListApi(APIView):
         deliveries = selectors.delivery_list(webhook=webhook)
         total = deliveries.count()
         items = deliveries[page.offset : page.offset + page.limit]
-        return Response(
-            {
-                "deliveries": self.OutputSerializer(items, many=True).data,
-                "total": total,
-                "limit": page.limit,
-                "offset": page.offset,
-            }
-        )
+        return Response(list_body("deliveries", self.OutputSerializer(items, many=True).data, total, page))
