@@ -24,11 +24,8 @@ def rest_framework(authentication_classes: list[str]) -> dict[str, Any]:
     return {
         "DEFAULT_AUTHENTICATION_CLASSES": authentication_classes,
         "DEFAULT_PERMISSION_CLASSES": ["shared.auth.permissions.RequiredPermission"],
-        "DEFAULT_PARSER_CLASSES": [
-            "shared.api.parsers.StrictJSONParser",
-            "rest_framework.parsers.FormParser",
-            "rest_framework.parsers.MultiPartParser",
-        ],
+        # JSON only (415 otherwise); an upload view declares MultiPartParser itself.
+        "DEFAULT_PARSER_CLASSES": ["shared.api.parsers.StrictJSONParser"],
         "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
         "EXCEPTION_HANDLER": "shared.api.handler.exception_handler",
         "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -180,3 +177,15 @@ def use_connection_pool(config: dict[str, Any], *, max_size: int, timeout: float
     if max_size > 0:
         config["CONN_MAX_AGE"] = 0
         config.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": max_size, "timeout": timeout}
+
+
+def with_static_files(app: Any) -> Any:
+    """Embedded default (SERVE_STATIC): the ASGI app serves collected-on-the-fly static files itself
+    (the Django admin's), since DEBUG stays off and no web server fronts it."""
+    from django.conf import settings
+
+    if getattr(settings, "SERVE_STATIC", False):
+        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+        return ASGIStaticFilesHandler(app)
+    return app

@@ -7,6 +7,8 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casemgmt.config.settings.local")
 django_asgi_app = get_asgi_application()
 
+from shared.conf import with_static_files  # noqa: E402
+
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
@@ -15,7 +17,7 @@ from casemgmt.realtime.consumers import TenantEventsConsumer  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": with_static_files(django_asgi_app),
         "websocket": JWTAuthMiddleware(URLRouter([path("ws", TenantEventsConsumer.as_asgi())])),
     }
 )

@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
+from orchestrator.system.apis import PrometheusMetricsApi
+
 urlpatterns = [
     path("api/", include("orchestrator.system.urls")),
     path("api/", include("orchestrator.definitions.urls")),
@@ -13,7 +15,7 @@ urlpatterns = [
     path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
     path("", include("orchestrator.security.urls")),  # OIDC login routes, when configured
-    path("", include("django_prometheus.urls")),
+    path("metrics", PrometheusMetricsApi.as_view(), name="prometheus-django-metrics"),
 ]
 
 handler400 = "shared.api.views.handler400"

@@ -155,7 +155,8 @@ class CommandRunner:
         if ex.attempt > 1:
             self.sink.add(f"[orchestrator] attempt {ex.attempt} of {ex.max_attempts}")
         env = command_env(ex)
-        command, unknown = substitute(ex.command, env)
+        # Only parameters and env_vars resolve ${NAME}; the agent's own PATH/HOME never do.
+        command, unknown = substitute(ex.command, ex.env)
         if unknown:
             # spec (CONTRACT): an unknown ${NAME} fails the task run with a clear log line
             names = ", ".join(f"${{{n}}}" for n in dict.fromkeys(unknown))
@@ -242,6 +243,7 @@ def execute(*, task_run_id: str, attempt: int, agent_id: str) -> str | None:
         return None
     outcome = CommandRunner(execution).run()
     if outcome.cancelled:
+        lifecycle.close_cancelled(task_run_id=task_run_id, attempt=execution.attempt)
         return None
     return lifecycle.finish(
         task_run_id=task_run_id,

@@ -112,6 +112,8 @@ WITH claimed AS (
        SET status = 'running', attempts = t.attempts + 1, agent_id = %(agent)s, start_time = %(now)s,
            end_time = NULL, exit_code = NULL
      WHERE t.id = %(id)s AND t.status = 'queued' AND t.attempts = %(attempt)s
+       -- a dependent queued by an upstream completion racing a cancel/fail must not start
+       AND EXISTS (SELECT 1 FROM orch_runs_run r WHERE r.run_id = t.run_id AND r.status IN ('pending', 'running'))
     RETURNING t.run_id, t.task_id, t.command, t.env, t.max_attempts, t.timeout_seconds, t.log_bytes,
               t.log_truncated, t.has_dependents,
               (SELECT r.dag_id FROM orch_runs_run r WHERE r.run_id = t.run_id) AS dag_id,
@@ -139,6 +141,7 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
         cursor.execute(CLAIM_SQL, params)
         row = cursor.fetchone()
     if row is None:
+        _cancel_if_run_ended(task_run_id)
         return None
     (
         run_id,
@@ -175,6 +178,9 @@ def _claim_portable(*, task_run_id: str, attempt: int, agent_id: str) -> Executi
     tr = TaskRun.objects.select_related("run").filter(pk=task_run_id).first()
     if tr is None or tr.status != QUEUED or tr.attempts != attempt:
         return None
+    if tr.run.status not in (PENDING, RUNNING):
+        _cancel_if_run_ended(task_run_id)
+        return None
     with transaction.atomic():
         now = now_ms()
         if not TaskRun.objects.filter(pk=task_run_id, status=QUEUED, attempts=attempt).update(
@@ -204,14 +210,44 @@ def _claim_portable(*, task_run_id: str, attempt: int, agent_id: str) -> Executi
 
 
 def still_mine(*, task_run_id: str, attempt: int) -> tuple[bool, bool]:
-    """(still running this attempt, cancel with force) — polled by the agent while the command runs."""
+    """(still running this attempt, cancel with force) — polled by the agent while the command runs.
+    A cancelled run stops its commands even if this task run's row escaped the cancel (claimed in
+    the instant between the cancel's read and its update)."""
     row = (
-        TaskRun.objects.filter(pk=task_run_id).values_list("status", "attempts", "run__cancel_force").first()
+        TaskRun.objects.filter(pk=task_run_id)
+        .values_list("status", "attempts", "run__cancel_force", "run__status")
+        .first()
     )
     if row is None:
         return False, True
-    status, attempts, force = row
-    return status == RUNNING and attempts == attempt, bool(force)
+    status, attempts, force, run_status = row
+    return status == RUNNING and attempts == attempt and run_status != CANCELLED, bool(force)
+
+
+def close_cancelled(*, task_run_id: str, attempt: int) -> None:
+    """After the agent stopped a command because its run was cancelled: a row the cancel missed
+    (claimed in the instant between the cancel's read and its update) is closed as cancelled."""
+    with transaction.atomic():
+        tr = (
+            TaskRun.objects.select_related("run")
+            .filter(pk=task_run_id, status=RUNNING, attempts=attempt, run__status=CANCELLED)
+            .first()
+        )
+        if tr is not None:
+            _set_status([tr], tr.run, CANCELLED, end_time=now_ms())
+
+
+def _cancel_if_run_ended(task_run_id: str) -> None:
+    """A queued task run of a cancelled or failed run never starts: close it instead of leaving it
+    queued (it was queued by an upstream completion racing the cancel or failure)."""
+    with transaction.atomic():
+        tr = (
+            TaskRun.objects.select_related("run")
+            .filter(pk=task_run_id, status=QUEUED, run__status__in=(CANCELLED, FAILED))
+            .first()
+        )
+        if tr is not None:
+            _set_status([tr], tr.run, CANCELLED, end_time=now_ms())
 
 
 def finish(

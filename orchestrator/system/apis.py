@@ -3,6 +3,8 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
+from django.http import HttpResponse
+from django_prometheus.exports import ExportToDjangoView
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -82,3 +84,11 @@ class MetricsApi(APIView):
     @extend_schema(responses=schemas.METRICS)
     def get(self, request: Request) -> Response:
         return Response(selectors.metrics_snapshot())
+
+
+class PrometheusMetricsApi(APIView):
+    """Prometheus text at /metrics, behind the same credentials as the API when security is on
+    (CONTRACT: only /api/health is exempt); scrapers send a viewer `X-API-Key`."""
+
+    def get(self, request: Request) -> HttpResponse:
+        return ExportToDjangoView(request._request)

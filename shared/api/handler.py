@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DataError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -62,6 +63,11 @@ def to_application_error(exc: Exception) -> errors.ApplicationError | None:
         return errors.MethodNotAllowed(str(exc.detail))
     if isinstance(exc, drf.UnsupportedMediaType):
         return errors.UnsupportedMediaType(str(exc.detail))
+    if isinstance(exc, DataError):
+        # The database refused a value (too long for its column, number out of range): bad input
+        # that validation did not catch, so a 400, not a 500.
+        logger.warning("database refused a value: %s", exc)
+        return errors.ValidationFailed("A value is too long or out of range for its field.")
     if isinstance(exc, RequestDataTooBig):
         return errors.PayloadTooLarge()
     if isinstance(exc, drf.Throttled):

@@ -17,6 +17,13 @@ logger = logging.getLogger("shared.api")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
+def _has_nul_in_url(request: HttpRequest) -> bool:
+    """PostgreSQL text cannot hold NUL, so a `%00` in a path or query would fail at the database."""
+    if "\x00" in request.path:
+        return True
+    return any("\x00" in key or "\x00" in value for key, values in request.GET.lists() for value in values)
+
+
 class RequestIDMiddleware:
     """Echoes a sane `X-Request-ID` or generates one; logs carry it, responses return it."""
 
@@ -26,7 +33,10 @@ class RequestIDMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get("X-Request-ID", "")
         request.request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex  # type: ignore[attr-defined]
-        response = self.get_response(request)
+        if _has_nul_in_url(request):
+            response = error_response(errors.ValidationFailed("The URL must not contain the NUL character."))
+        else:
+            response = self.get_response(request)
         response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
         return response
 

@@ -8,6 +8,9 @@ from django.http import QueryDict
 
 from shared.api.errors import ValidationFailed
 
+# Beyond any real collection here, and far below PostgreSQL's bigint OFFSET limit.
+MAX_OFFSET = 10**9
+
 
 @dataclass(frozen=True)
 class Page:
@@ -32,7 +35,7 @@ def parse_int(params: QueryDict, name: str, default: int, *, minimum: int, maxim
 def get_page(params: QueryDict, *, default_limit: int = 25, max_limit: int = 100) -> Page:
     """Out-of-range values are a 400 rather than silently clamped, so clients learn the bounds."""
     limit = parse_int(params, "limit", default_limit, minimum=1, maximum=max_limit)
-    offset = parse_int(params, "offset", 0, minimum=0)
+    offset = parse_int(params, "offset", 0, minimum=0, maximum=MAX_OFFSET)
     return Page(limit=limit, offset=offset)
 
 

@@ -8,6 +8,10 @@ from typing import Any
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+# Deeper documents are refused: nothing in either API nests this far, and unbounded depth would
+# exhaust the interpreter's recursion in validators and serializers further down.
+MAX_DEPTH = 64
+
 
 class StrictJSONParser(JSONParser):
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
@@ -15,10 +19,30 @@ class StrictJSONParser(JSONParser):
         if not raw.strip():
             return {}
         try:
-            return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+            value = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
+        except RecursionError:
+            raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels") from None
+        _check(value, 0)
+        return value
 
 
 def _refuse_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _check(value: Any, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        if "\x00" in value:
+            # PostgreSQL text cannot hold NUL: refuse it here rather than fail at the database.
+            raise ParseError("strings must not contain the NUL character (\\u0000)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check(key, depth + 1)
+            _check(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check(item, depth + 1)

@@ -74,6 +74,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Orchestrator API",
     "VERSION": SERVICE_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # CONTRACT: with security on only /api/health is open; the schema needs a viewer.
+    "SERVE_PERMISSIONS": ["orchestrator.security.permissions.RolePermission"],
 }
 
 # Security (CONTRACT: default off for the embedded run, on in deploy/).

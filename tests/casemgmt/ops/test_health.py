@@ -115,3 +115,28 @@ def test_oversized_body_is_a_413(db, client, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
     response = client.post("/auth/login", data='{"email": "' + "a" * 500 + '"}', content_type="application/json")
     assert_error_shape(response, 413, "payload_too_large")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 5000 + "]" * 5000,  # deeper than the interpreter's recursion limit
+        "[" * 70 + "]" * 70,  # deeper than MAX_DEPTH
+        '{"email": "a\\u0000b", "password": "x"}',  # PostgreSQL text cannot hold NUL
+    ],
+)
+def test_hostile_json_is_a_400_not_a_500(db, client, body):
+    assert_error_shape(client.post("/auth/login", data=body, content_type="application/json"), 400, "validation_error")
+
+
+@pytest.mark.parametrize("url", ["/cases?offset=99999999999999999999999", "/cases?search=a%00b", "/cases/a%00b"])
+def test_hostile_urls_are_a_400_not_a_500(db, client, admin_user, url):
+    from casemgmt.accounts.tokens import issue_for
+
+    response = client.get(url, HTTP_AUTHORIZATION=f"Bearer {issue_for(admin_user).token}")
+    assert_error_shape(response, 400, "validation_error")
+
+
+def test_form_encoded_bodies_are_refused_where_json_is_expected(db, client):
+    response = client.post("/auth/login", data={"email": "a@b.c", "password": "x"})  # multipart
+    assert_error_shape(response, 415, "unsupported_media_type")

@@ -54,3 +54,26 @@ def test_a_stale_message_does_nothing(api):
     assert executor.execute(task_run_id=tr.id, attempt=0, agent_id="test@local") is None
     assert executor.execute(task_run_id="ghost_00000000", attempt=0, agent_id="test@local") is None
     assert TaskLogLine.objects.filter(task_run=tr).count() == 1
+
+
+def test_agent_environment_does_not_resolve_references(api):
+    """CONTRACT: only parameters and env_vars resolve ${NAME}; ${HOME} of the agent is unknown."""
+    tr = run_in_process(api, "homeless", "echo ${HOME}")
+    assert tr.status == "failed"
+    assert "unknown parameter(s) ${HOME}" in api.get(f"/api/tasks/{tr.id}/logs").json()["logs"]
+
+
+def test_a_task_run_queued_after_its_run_was_cancelled_never_starts(api, tmp_path):
+    """The race where an upstream completion queues a dependent in the instant a cancel reads the
+    run's task runs: the dependent is left queued in a cancelled run. Its message must not start it."""
+    marker = tmp_path / "ran"
+    put_task(api, "race-up", "true", queue="in-process")
+    put_task(api, "race-down", f"touch {marker}", dependencies=["race-up"], queue="in-process")
+    body = api.post("/api/schedule-task", {"task_id": "race-down"}, format="json").json()
+    assert api.post(f"/api/cancel-run/{body['run_id']}").status_code == 200
+    down = TaskRun.objects.get(run_id=body["run_id"], task_id="race-down")
+    TaskRun.objects.filter(pk=down.pk).update(status="queued")  # what the racing completion leaves
+
+    assert executor.execute(task_run_id=down.pk, attempt=0, agent_id="test@local") is None
+    down.refresh_from_db()
+    assert down.status == "cancelled" and not marker.exists()

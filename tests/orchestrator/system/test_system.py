@@ -84,3 +84,22 @@ def test_a_real_worker_runs_a_task_sent_through_redis(control_worker):
     token = uuid.uuid4().hex
     ping.delay(token)
     assert wait_for(lambda: cache.get(f"ping:{token}"), timeout=30, what="ping") == "pong"
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/openapi.json"])
+def test_metrics_and_schema_need_credentials_when_security_is_on(db, api, settings, path):
+    from tests.orchestrator.helpers import api_key
+
+    settings.ORCH_SECURITY_ENABLED = True
+    assert_error_shape(api.get(path), 401, "not_authenticated")
+    assert api.get(path, HTTP_X_API_KEY=api_key("viewer")).status_code == 200
+
+
+def test_form_encoded_bodies_are_refused(db, api):
+    response = api.put("/api/tasks/t-form", "command=true", content_type="application/x-www-form-urlencoded")
+    assert_error_shape(response, 415, "unsupported_media_type")
+
+
+def test_over_long_values_are_a_400_not_a_500(db, api):
+    response = api.put("/api/tasks/t-long", {"command": "true", "queue": "q" * 300}, format="json")
+    assert_error_shape(response, 400, "validation_error")
