@@ -7,13 +7,12 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casemgmt.config.settings.local")
 django_asgi_app = get_asgi_application()
 
-from shared.conf import with_static_files  # noqa: E402
-
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from casemgmt.realtime.auth import JWTAuthMiddleware  # noqa: E402
 from casemgmt.realtime.consumers import TenantEventsConsumer  # noqa: E402
+from shared.conf import with_static_files  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

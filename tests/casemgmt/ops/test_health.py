@@ -113,7 +113,9 @@ def test_unhandled_error_is_a_500_without_traceback(db, client, caplog):
 
 def test_oversized_body_is_a_413(db, client, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
-    response = client.post("/auth/login", data='{"email": "' + "a" * 500 + '"}', content_type="application/json")
+    response = client.post(
+        "/auth/login", data='{"email": "' + "a" * 500 + '"}', content_type="application/json"
+    )
     assert_error_shape(response, 413, "payload_too_large")
 
 
@@ -126,10 +128,14 @@ def test_oversized_body_is_a_413(db, client, settings):
     ],
 )
 def test_hostile_json_is_a_400_not_a_500(db, client, body):
-    assert_error_shape(client.post("/auth/login", data=body, content_type="application/json"), 400, "validation_error")
+    assert_error_shape(
+        client.post("/auth/login", data=body, content_type="application/json"), 400, "validation_error"
+    )
 
 
-@pytest.mark.parametrize("url", ["/cases?offset=99999999999999999999999", "/cases?search=a%00b", "/cases/a%00b"])
+@pytest.mark.parametrize(
+    "url", ["/cases?offset=99999999999999999999999", "/cases?search=a%00b", "/cases/a%00b"]
+)
 def test_hostile_urls_are_a_400_not_a_500(db, client, admin_user, url):
     from casemgmt.accounts.tokens import issue_for
 
