@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from casemgmt.cases import openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
+from casemgmt.tenancy.serializers import StrictCharField, StrictIntegerField
 from casemgmt.workflows.selectors import case_workflow_detail
 from shared.api.errors import ValidationFailed
 from shared.api.pagination import get_page, page_links
@@ -83,11 +84,12 @@ class CaseTypeListCreateApi(APIView):
     required = {"GET": "cases:read", "POST": "admin:case_types"}
 
     class InputSerializer(serializers.Serializer):
-        key = serializers.CharField(max_length=100)
-        displayName = serializers.CharField(max_length=200)
-        description = serializers.CharField(required=False, allow_blank=True, default="")
+        # Strict: DRF's CharField would turn `"key": 5` into "5" and register a key nobody sent.
+        key = StrictCharField(max_length=100)
+        displayName = StrictCharField(max_length=200)
+        description = StrictCharField(required=False, allow_blank=True, default="")
         schema = serializers.JSONField()
-        prefix = serializers.CharField(required=False, max_length=8)
+        prefix = StrictCharField(required=False, max_length=8)
         slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
 
     @extend_schema(operation_id="case_types_list", responses=openapi.CaseTypeOut(many=True))
@@ -248,7 +250,8 @@ class CaseDataUpdateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         data = serializers.JSONField()
-        version = serializers.IntegerField(required=False, min_value=1)
+        # Strict: `"version": "3"` or `true` is a client bug, not an optimistic-lock version.
+        version = StrictIntegerField(required=False, min_value=1)
 
     def patch(self, request: Request, case_id: Any) -> Response:
         body = self.InputSerializer(data=request.data)

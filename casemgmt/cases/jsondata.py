@@ -9,6 +9,10 @@ from typing import Any
 
 from jsonschema import Draft7Validator, FormatChecker
 from jsonschema.exceptions import ValidationError as SchemaValidationError
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS
+from referencing import Registry
+from referencing.exceptions import NoSuchResource, Unresolvable
+from referencing.jsonschema import DRAFT7
 
 from shared.api.errors import ValidationFailed
 
@@ -32,22 +36,150 @@ def _error_entry(root: str, error: SchemaValidationError) -> dict[str, str]:
     return {"field": json_path(root, parts), "error": error.message}
 
 
+def _refuse_retrieval(uri: str) -> Any:
+    # Schemas are written by tenant admins: fetching their `$ref` URLs would let anyone with
+    # admin:case_types make the server call arbitrary hosts (SSRF) on every case write.
+    raise NoSuchResource(ref=uri)
+
+
+# Only the schema itself and the bundled draft meta-schemas resolve; nothing is ever fetched.
+NO_NETWORK = Registry(retrieve=_refuse_retrieval)
+_LOCAL = SPECIFICATIONS.combine(NO_NETWORK)
+
+# Exceptions a schema that passed the meta-schema can still raise while validating: an unresolvable
+# `$ref`, a `pattern` Python cannot compile, a `$ref` cycle. They are the schema's fault, never a 500.
+UNUSABLE_SCHEMA_ERRORS = (Unresolvable, re.error, RecursionError)
+
+# Keywords whose value is a schema, a list of schemas, or a name -> schema map (draft-07). Data-valued
+# keywords (enum, const, default, examples) are deliberately not walked: a "$ref" there is just data.
+_SUBSCHEMA = (
+    "additionalItems",
+    "additionalProperties",
+    "contains",
+    "else",
+    "if",
+    "not",
+    "propertyNames",
+    "then",
+)
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "items")
+_SUBSCHEMA_MAPS = ("definitions", "dependencies", "patternProperties", "properties")
+
+
+def draft7_validator(schema: Any, *, formats: bool = True) -> Draft7Validator:
+    """The one way to build a validator for a stored schema (case types, task forms): no remote
+    `$ref` retrieval."""
+    return Draft7Validator(schema, registry=NO_NETWORK, format_checker=FormatChecker() if formats else None)
+
+
+def _subschemas(schema: dict[str, Any], path: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
+    for key in _SUBSCHEMA:
+        if key in schema:
+            yield schema[key], [*path, key]
+    for key in _SUBSCHEMA_LISTS:
+        value = schema.get(key)
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                yield item, [*path, key, index]
+        elif key == "items" and value is not None:
+            yield value, [*path, key]
+    for key in _SUBSCHEMA_MAPS:
+        value = schema.get(key)
+        if isinstance(value, dict):
+            for name, item in value.items():
+                yield item, [*path, key, name]
+
+
+def _usage_errors(schema: Any, resolver: Any, path: list[Any], root: str) -> Iterator[dict[str, str]]:
+    if not isinstance(schema, dict):
+        return
+    if isinstance(schema.get("$id"), str):  # a nested $id changes the base its refs resolve against
+        resolver = resolver.in_subresource(DRAFT7.create_resource(schema))
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        try:
+            target = resolver.lookup(ref).contents
+        except (Unresolvable, ValueError):  # ValueError: a malformed URI such as "http://["
+            target = _MISSING
+        if target is _MISSING:
+            yield {
+                "field": json_path(root, [*path, "$ref"]),
+                "error": f"$ref '{ref}' does not resolve within the schema (remote references are not fetched)",
+            }
+        elif not isinstance(target, (dict, bool)):
+            yield {
+                "field": json_path(root, [*path, "$ref"]),
+                "error": f"$ref '{ref}' does not point to a schema",
+            }
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        yield from _regex_error(pattern, json_path(root, [*path, "pattern"]))
+    pattern_properties = schema.get("patternProperties")
+    if isinstance(pattern_properties, dict):
+        for key in pattern_properties:
+            yield from _regex_error(key, json_path(root, [*path, "patternProperties", key]))
+    for sub, sub_path in _subschemas(schema, path):
+        yield from _usage_errors(sub, resolver, sub_path, root)
+
+
+def _regex_error(pattern: str, field: str) -> Iterator[dict[str, str]]:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        yield {"field": field, "error": f"not a valid regular expression: {exc}"}
+
+
 def check_schema(schema: Any, *, root: str = "schema") -> None:
-    """spec: the schema must itself be valid draft-07 (checked with the meta-schema); else 400."""
+    """spec: the schema must itself be valid draft-07 (checked with the meta-schema); else 400.
+    Beyond the meta-schema it must be usable: every pattern compiles and every `$ref` resolves
+    locally, so that a registered schema can never make later case writes fail."""
     if not isinstance(schema, dict):
         raise ValidationFailed("schema must be a JSON object", field=root)
     meta = Draft7Validator(Draft7Validator.META_SCHEMA)
     errors = [_error_entry(root, e) for e in sorted(meta.iter_errors(schema), key=lambda e: list(e.path))]
     if errors:
         raise ValidationFailed.from_errors(errors)
+    resolver = _LOCAL.resolver_with_root(DRAFT7.create_resource(schema))
+    errors = list(_usage_errors(schema, resolver, [], root))
+    if errors:
+        raise ValidationFailed.from_errors(errors)
+    try:  # what the walk cannot see, e.g. a `$ref` cycle, shows up on a first real validation
+        for _ in draft7_validator(schema).iter_errors({}):
+            pass
+    except UNUSABLE_SCHEMA_ERRORS as exc:
+        raise ValidationFailed(
+            f"schema cannot be used for validation: {unusable_reason(exc)}", field=root
+        ) from exc
+
+
+def unusable_reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "its $ref chain loops forever"
+    return str(exc) or type(exc).__name__
+
+
+def schema_errors(
+    schema: Any, data: Any, *, root: str = "data", formats: bool = True
+) -> list[dict[str, str]]:
+    """Every violation of `data` against `schema` as {field, error}, sorted by path. A schema that cannot
+    be applied (bad $ref, bad pattern, $ref loop) is a 400 naming the schema, never a 500."""
+    try:
+        errors = sorted(
+            draft7_validator(schema, formats=formats).iter_errors(data),
+            key=lambda e: [str(p) for p in e.absolute_path],
+        )
+    except UNUSABLE_SCHEMA_ERRORS as exc:
+        raise ValidationFailed(
+            f"the schema cannot be applied: {unusable_reason(exc)}", field="schema"
+        ) from exc
+    return [_error_entry(root, e) for e in errors]
 
 
 def validate_data(schema: dict[str, Any], data: Any, *, root: str = "data") -> None:
     """Every schema violation is listed in details.errors with its JSON path (e.g. data.amount)."""
-    validator = Draft7Validator(schema, format_checker=FormatChecker())
-    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = schema_errors(schema, data, root=root)
     if errors:
-        raise ValidationFailed.from_errors([_error_entry(root, e) for e in errors])
+        raise ValidationFailed.from_errors(errors)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -11,10 +11,10 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from jsonschema import Draft7Validator
 
 from casemgmt.accounts.models import User
 from casemgmt.audit.services import record
+from casemgmt.cases.jsondata import UNUSABLE_SCHEMA_ERRORS, draft7_validator, unusable_reason
 from casemgmt.cases.models import Case
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.workflows.engine import step_definition, workflow_advance
@@ -112,7 +112,16 @@ def task_claim(*, user: Any, case_id: Any, step_id: str) -> CaseStep:
 
 
 def form_errors(schema: dict[str, Any], data: Any) -> list[dict[str, str]]:
-    errors = sorted(Draft7Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    # The cases app's validator: no remote $ref is ever fetched (SSRF), and a formSchema that cannot be
+    # applied (unresolvable $ref, bad pattern, $ref loop) is a 400 rather than a 500.
+    try:
+        errors = sorted(
+            draft7_validator(schema, formats=False).iter_errors(data), key=lambda e: list(e.absolute_path)
+        )
+    except UNUSABLE_SCHEMA_ERRORS as exc:
+        raise ValidationFailed(
+            f"the task's formSchema cannot be applied: {unusable_reason(exc)}", field="formSchema"
+        ) from exc
     return [
         {"field": ".".join(["data", *(str(p) for p in error.absolute_path)]), "error": error.message}
         for error in errors
