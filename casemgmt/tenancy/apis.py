@@ -14,6 +14,7 @@ from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Theme
 from casemgmt.tenancy.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 from shared.api.pagination import parse_int
 from shared.api.time import iso
+from shared.auth.permissions import has_permission
 
 HEX_COLOUR = r"^#[0-9A-Fa-f]{6}$"
 CSS_VARIABLE = re.compile(r"^--[A-Za-z0-9_-]{1,100}$")
@@ -155,24 +156,30 @@ class ThemeDetailApi(APIView):
         return Response(status=204)
 
 
-def activity_json(event: AuditEvent) -> dict[str, Any]:
-    # decision: `details` carries the event's resource and its recorded changes.
+def activity_json(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
+    # decision: `details` carries the event's resource; its recorded changes (case data diffs,
+    # emails, task form data) only for callers who may read the audit trail itself.
+    details: dict[str, Any] = {"resource": event.resource}
+    if with_changes:
+        details["changes"] = event.changes
     return {
         "id": str(event.id),
         "timestamp": iso(event.timestamp),
         "actor": event.actor,
         "action": event.action,
-        "details": {"resource": event.resource, "changes": event.changes},
+        "details": details,
     }
 
 
 class ActivityApi(APIView):
+    # spec: the activity feed is open to every signed-in user; the changes are not.
     required = {"GET": ""}
 
     def get(self, request: Request) -> Response:
         limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
         events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
-        return Response([activity_json(e) for e in events])
+        with_changes = has_permission(request.user.get_permission_strings(), "audit:read")
+        return Response([activity_json(e, with_changes=with_changes) for e in events])
 
 
 class ManifestApi(APIView):

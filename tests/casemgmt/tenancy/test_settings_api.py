@@ -372,14 +372,26 @@ def test_activity_lists_recent_tenant_events_newest_first(
     assert all(set(item) == {"id", "timestamp", "actor", "action", "details"} for item in items)
     assert [i["action"] for i in items[:2]] == ["tenant:branding_changed", "tenant:terminology_changed"]
     assert items[0]["actor"] == str(admin_user.id) and items[0]["timestamp"].endswith("Z")
-    assert items[0]["details"] == {
-        "resource": f"tenants/{tenant.id}/branding",
-        "changes": {"primaryColor": {"from": "#2563eb", "to": "#000000"}},
-    }
+    # A reader without audit:read sees what happened to which resource, never the changes.
+    assert all(set(item["details"]) == {"resource"} for item in items)
+    assert items[0]["details"] == {"resource": f"tenants/{tenant.id}/branding"}
     expected = AuditEvent.objects.filter(tenant=tenant).count()
     assert len(items) == min(expected, 20)
     own_ids = set(map(str, AuditEvent.objects.filter(tenant=tenant).values_list("id", flat=True)))
     assert {i["id"] for i in items} <= own_ids
+
+
+def test_activity_shows_changes_only_to_audit_readers(admin_api, api, make_user, tenant):
+    auditor = make_user(tenant, permissions=["audit:read"])
+    worker = make_user(tenant, permissions=["tasks:read"])
+    admin_api.put("/tenant/branding", {"primaryColor": "#000000"}, format="json")
+    [latest] = api(auditor).get("/activity", {"limit": 1}).json()
+    assert latest["details"] == {
+        "resource": f"tenants/{tenant.id}/branding",
+        "changes": {"primaryColor": {"from": "#2563eb", "to": "#000000"}},
+    }
+    [latest] = api(worker).get("/activity", {"limit": 1}).json()
+    assert latest["details"] == {"resource": f"tenants/{tenant.id}/branding"}
 
 
 def test_activity_limit(admin_api):
