@@ -21,8 +21,9 @@ def _token_from_scope(scope: dict[str, Any]) -> str | None:
     return bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
 
 
-@database_sync_to_async
-def _resolve(raw: str) -> Any:
+def resolve_sync(raw: str) -> Any:
+    """The principal the credential stands for now (fresh is_active, roles, token generation,
+    expiry and revocation), or AnonymousUser when it no longer authenticates."""
     try:
         user, _claims = authenticate_token(raw)
     except NotAuthenticated:
@@ -31,11 +32,16 @@ def _resolve(raw: str) -> Any:
     return user
 
 
+resolve = database_sync_to_async(resolve_sync)
+
+
 class JWTAuthMiddleware:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         raw = _token_from_scope(scope)
-        scope = dict(scope, user=await _resolve(raw) if raw else AnonymousUser())
+        # The raw credential stays with the connection so the consumer can re-check it while the
+        # socket is open (a disable, logout or role change must reach sockets already connected).
+        scope = dict(scope, user=await resolve(raw) if raw else AnonymousUser(), token=raw)
         return await self.inner(scope, receive, send)

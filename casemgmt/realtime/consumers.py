@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
+from casemgmt.realtime.auth import resolve
 from casemgmt.realtime.events import tenant_group
 from shared.auth.permissions import has_permission
+
+# decision: the principal behind an open socket is re-checked before delivering a message, at most
+# this many seconds after the previous check, so a disable, logout, password change, token expiry
+# or role edit stops deliveries within that window without a database read per message.
+RECHECK_SECONDS = float(getattr(settings, "WEBSOCKET_PRINCIPAL_RECHECK_SECONDS", 2.0))
 
 
 class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
@@ -17,6 +25,7 @@ class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=4401)
             return
         self.user = user
+        self.checked_at = time.monotonic()
         self.group = tenant_group(user.tenant_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
@@ -24,14 +33,33 @@ class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
+            del self.group
+
+    async def _current_user(self) -> Any | None:
+        """The principal as it is now, or None (and the socket closed with 4401) when the token or
+        the account no longer authenticates."""
+        if time.monotonic() - self.checked_at < RECHECK_SECONDS:
+            return self.user
+        user = await resolve(self.scope["token"]) if self.scope.get("token") else None
+        if user is None or not user.is_authenticated or user.pk != self.user.pk:
+            await self.disconnect(4401)
+            await self.close(code=4401)
+            return None
+        self.user, self.checked_at = user, time.monotonic()
+        return user
 
     async def tenant_event(self, event: dict[str, Any]) -> None:
+        if not hasattr(self, "group"):
+            return  # already closed for an invalid principal
+        user = await self._current_user()
+        if user is None:
+            return
         # CONTRACT: a client receives only messages about resources it may read.
         permission = event.get("permission")
-        if permission and not has_permission(self.user.get_permission_strings(), permission):
+        if permission and not has_permission(user.get_permission_strings(), permission):
             return
         only_user = event.get("only_user")
-        if only_user and only_user != str(self.user.id):
+        if only_user and only_user != str(user.id):
             return
         await self.send_json(event["message"])
 

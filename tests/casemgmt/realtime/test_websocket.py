@@ -1,14 +1,20 @@
 """A real WebSocket client against daphne running the case service."""
 
 import asyncio
+import contextlib
+import itertools
 import json
 
 import pytest
 import websockets
-from websockets.exceptions import WebSocketException
+from websockets.exceptions import ConnectionClosed, WebSocketException
 
-from casemgmt.accounts.tokens import issue_for
+from casemgmt.accounts.models import User
+from casemgmt.accounts.services import auth_logout, password_change, principal_disable, role_set_permissions
+from casemgmt.accounts.tokens import issue_for, jwt_config
 from casemgmt.realtime.events import broadcast
+from shared.auth import tokens
+from tests.casemgmt.conftest import PASSWORD
 from tests.support.asyncdb import call, receive_json
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -81,5 +87,98 @@ def test_messages_needing_a_permission_skip_readers_without_it(asgi_server, tena
             assert (await receive_json(admin_ws))["data"]["caseId"] == "c2"
             with pytest.raises(asyncio.TimeoutError):
                 await receive_json(limited_ws, timeout=1)
+
+    asyncio.run(scenario())
+
+
+# --- principals re-checked while the socket is open -------------------------------------------------
+
+RECHECK_WINDOW = 2.0  # casemgmt.realtime.consumers.RECHECK_SECONDS; messages may arrive within it
+
+
+async def _subscribed(ws) -> None:
+    await ws.send(json.dumps({"type": "ping"}))
+    assert (await receive_json(ws))["type"] == "pong"
+
+
+async def _pace(ws) -> None:
+    """Gives the server a moment between broadcasts by waiting for the close we expect anyway."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(ws.wait_closed(), timeout=0.2)
+
+
+def _logout(user, token):
+    auth_logout(claims=tokens.verify(jwt_config(), token))
+
+
+def _disable(user, token):
+    principal_disable(user=user, actor=User.objects.get(tenant=user.tenant, roles__name="admin"))
+
+
+def _change_password(user, token):
+    password_change(user=user, current_password=PASSWORD, new_password="another-long-passphrase-77")
+
+
+@pytest.mark.parametrize(
+    "invalidate", [_disable, _logout, _change_password], ids=["disabled", "logout", "password"]
+)
+def test_open_socket_is_closed_once_its_principal_no_longer_authenticates(
+    asgi_server, tenant, make_user, invalidate
+):
+    user = make_user(tenant, permissions=["cases:read"])
+    token = issue_for(user).token
+
+    async def scenario():
+        async with websockets.connect(ws_url(asgi_server, token), open_timeout=10) as ws:
+            await _subscribed(ws)
+            await call(broadcast, tenant_id=tenant.id, type="case:updated", data={"n": 0})
+            assert (await receive_json(ws))["data"] == {"n": 0}
+            await call(invalidate, user, token)
+            invalidated_at = asyncio.get_running_loop().time()
+            for n in itertools.count(1):
+                await call(broadcast, tenant_id=tenant.id, type="case:updated", data={"n": n})
+                try:
+                    await receive_json(ws)
+                except ConnectionClosed as closed:
+                    assert closed.rcvd is not None and closed.rcvd.code == 4401
+                    return
+                # Still delivered: only allowed within the re-check window after the change.
+                assert asyncio.get_running_loop().time() - invalidated_at < RECHECK_WINDOW + 1
+                await _pace(ws)
+
+    asyncio.run(scenario())
+
+
+def test_removing_a_roles_permission_filters_messages_on_an_open_socket(
+    asgi_server, tenant, make_user, admin_user
+):
+    user = make_user(tenant, permissions=["cases:read", "tasks:read"])
+    role = user.roles.get()
+
+    async def gated_message_arrives(ws, n: int) -> bool:
+        """Sends a cases:read message then an ungated marker; True if the first one was delivered."""
+        await call(
+            broadcast, tenant_id=tenant.id, type="case:updated", data={"n": n}, permission="cases:read"
+        )
+        await call(broadcast, tenant_id=tenant.id, type="tick", data={"n": n})
+        seen = []
+        while (message := await receive_json(ws))["type"] != "tick" or message["data"]["n"] != n:
+            seen.append(message)
+        return {"type": "case:updated", "n": n} in [{"type": m["type"], **m["data"]} for m in seen]
+
+    async def scenario():
+        async with websockets.connect(ws_url(asgi_server, issue_for(user).token), open_timeout=10) as ws:
+            await _subscribed(ws)
+            assert await gated_message_arrives(ws, 0)
+            await call(role_set_permissions, role=role, actor=admin_user, permissions=["tasks:read"])
+            changed_at = asyncio.get_running_loop().time()
+            for n in itertools.count(1):
+                if not await gated_message_arrives(ws, n):
+                    break
+                assert asyncio.get_running_loop().time() - changed_at < RECHECK_WINDOW + 1
+                await _pace(ws)
+            # The principal is still valid: the socket stays open and ungated messages still arrive.
+            await _subscribed(ws)
+            assert not await gated_message_arrives(ws, n + 1)
 
     asyncio.run(scenario())
