@@ -27,7 +27,15 @@ DEFAULT_ROLES = {
     "workflow_designer": ("Workflow Designer", ["workflows:*", "cases:read"]),
     "case_worker": (
         "Case Worker",
-        ["cases:read", "cases:update", "tasks:claim", "tasks:complete", "vault:download", "vault:upload"],
+        [
+            "cases:read",
+            "cases:update",
+            "tasks:read",
+            "tasks:claim",
+            "tasks:complete",
+            "vault:download",
+            "vault:upload",
+        ],
     ),
     "viewer": ("Viewer", ["cases:read", "vault:download"]),
 }

@@ -13,6 +13,58 @@ from casemgmt.templating.renderer import condition_source
 from casemgmt.workflows import steps as step_types
 
 STEP_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
+# slaHours bound (workflow and step): 10 years. Larger values overflow the integer column or
+# datetime arithmetic (timedelta) when a case or task is created, which would be a 500 later.
+SLA_HOURS_MAX = 87600
+# Per-step fields whose JSON type is fixed whatever the step type; the type-specific checks
+# (publish) rely on these so that e.g. an unhashable `type` never reaches the registry lookup.
+_STRING_FIELDS = ("id", "name", "type", "condition", "role", "outputKey", "responseFormat", "onFailure")
+_OBJECT_FIELDS = ("formSchema",)
+
+
+def sla_hours_error(value: Any) -> str | None:
+    """None when `value` is a whole number of hours in 1..SLA_HOURS_MAX, else the problem."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SLA_HOURS_MAX:
+        return f"must be an integer from 1 to {SLA_HOURS_MAX}"
+    return None
+
+
+def step_shape_errors(raw: Any) -> list[dict[str, str]]:
+    """JSON-type problems of posted steps, checked on every save (drafts too) so that a stored
+    definition can always be validated and run without type errors; presence and references
+    are publish-time checks."""
+    if not isinstance(raw, list):
+        return [{"field": "steps", "error": "must be a list of step objects"}]
+    errors: list[dict[str, str]] = []
+    for index, step in enumerate(raw):
+        at = f"steps[{index}]"
+        if not isinstance(step, dict):
+            errors.append({"field": at, "error": "must be an object"})
+            continue
+        for key in _STRING_FIELDS:
+            if step.get(key) is not None and not isinstance(step[key], str):
+                errors.append({"field": f"{at}.{key}", "error": "must be a string"})
+        for key in _OBJECT_FIELDS:
+            if key in step and not isinstance(step[key], dict):
+                errors.append({"field": f"{at}.{key}", "error": "must be an object"})
+        deps = step.get("dependsOn")
+        if deps is not None and not (isinstance(deps, list) and all(isinstance(d, str) for d in deps)):
+            errors.append({"field": f"{at}.dependsOn", "error": "must be a list of step ids"})
+        ref = step.get("promptTemplate")
+        if ref is not None and not isinstance(ref, str | dict):
+            errors.append({"field": f"{at}.promptTemplate", "error": "must be a name or {name, version}"})
+        for key in ("assignTo", "reassignTo"):
+            if step.get(key) is not None and not isinstance(step[key], str):
+                errors.append({"field": f"{at}.{key}", "error": "must be a user id (uuid)"})
+        outcomes = step.get("outcomes")
+        if outcomes is not None and not (
+            isinstance(outcomes, list) and all(isinstance(o, str) for o in outcomes)
+        ):
+            errors.append({"field": f"{at}.outcomes", "error": "must be a list of strings"})
+        sla = step.get("slaHours")
+        if sla is not None and (isinstance(sla, bool) or not isinstance(sla, int | float)):
+            errors.append({"field": f"{at}.slaHours", "error": "must be a number"})
+    return errors
 
 
 def steps_of(definition: dict[str, Any]) -> list[dict[str, Any]]:
@@ -57,7 +109,8 @@ def _check_step(index: int, step: dict[str, Any], tenant_id: Any) -> list[dict[s
                 check_template(condition_source(condition))
             except TemplateError as exc:
                 errors.append({"field": f"{at}.condition", "error": f"does not parse: {exc}"})
-    handler = step_types.REGISTRY.get(step.get("type"))  # type: ignore[arg-type]
+    step_type = step.get("type")
+    handler = step_types.REGISTRY.get(step_type) if isinstance(step_type, str) else None
     if handler is None:
         known = ", ".join(sorted(step_types.REGISTRY))
         errors.append({"field": f"{at}.type", "error": f"must be one of: {known}"})
@@ -118,11 +171,9 @@ def publish_errors(definition: dict[str, Any], *, tenant_id: Any) -> list[dict[s
     raw = definition.get("steps")
     if not isinstance(raw, list) or not raw:
         return [{"field": "steps", "error": "a workflow needs at least one step"}]
-    errors = [
-        {"field": f"steps[{i}]", "error": "must be an object"}
-        for i, step in enumerate(raw)
-        if not isinstance(step, dict)
-    ]
+    # Drafts stored before the save-time shape check (or written by other code) are re-checked
+    # here; later checks assume these types.
+    errors = step_shape_errors(raw)
     if errors:
         return errors
     steps = steps_of(definition)

@@ -71,6 +71,9 @@ class CaseStep(models.Model):
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # Automated steps: when the running attempt counts as lost (worker crash, lost message) and
+    # may be run again by a redelivery or the periodic scan. Null until the first attempt starts.
+    attempt_deadline = models.DateTimeField(null=True, blank=True)
 
     # Human-task fields (type "task", or an agent step escalated to a human).
     is_task = models.BooleanField(default=False)

@@ -83,9 +83,16 @@ INBOX_SORTS = {
 }
 
 
+# Only an active task step (open) or a completed one (history) is a task: a pending step was
+# never activated, and a skipped or failed one (halted case, false condition) is no longer open.
+TASK_STATUSES = (CaseStep.ACTIVE, CaseStep.COMPLETED)
+
+
 def task_status(row: CaseStep) -> str:
     if row.status == CaseStep.COMPLETED:
         return "completed"
+    if row.status != CaseStep.ACTIVE:
+        return row.status  # not served by the task endpoints; truthful if ever shown
     return "claimed" if row.assigned_to_id else "unclaimed"
 
 
@@ -100,7 +107,8 @@ def _visible_to(user: Any) -> Q:
 
 
 def task_inbox(*, user: Any, params: Any) -> Any:
-    tasks = CaseStep.objects.filter(tenant_id=user.tenant_id, is_task=True).filter(_visible_to(user))
+    tasks = CaseStep.objects.filter(tenant_id=user.tenant_id, is_task=True, status__in=TASK_STATUSES)
+    tasks = tasks.filter(_visible_to(user))
     status = params.get("status")
     if status == "claimed":
         tasks = tasks.filter(status=CaseStep.ACTIVE, assigned_to__isnull=False)
@@ -130,7 +138,9 @@ def task_inbox(*, user: Any, params: Any) -> Any:
 def task_get(*, user: Any, case_id: Any, step_id: str) -> CaseStep:
     row = (
         CaseStep.objects.select_related("case__case_type", "case__workflow_version")
-        .filter(tenant_id=user.tenant_id, case_id=case_id, step_id=step_id, is_task=True)
+        .filter(
+            tenant_id=user.tenant_id, case_id=case_id, step_id=step_id, is_task=True, status__in=TASK_STATUSES
+        )
         .first()
     )
     if row is None:

@@ -27,15 +27,34 @@ def backoff_seconds(attempt: int) -> float:
 
 @shared_task(name="casemgmt.workflows.run_agent_step", ignore_result=True)
 def run_agent_step(step_pk: int, attempt: int) -> None:
-    if not agents.agent_step_claim_attempt(step_pk=step_pk, attempt=attempt):
+    claimed = agents.agent_step_claim_attempt(step_pk=step_pk, attempt=attempt)
+    if claimed is None:
         return  # a duplicate delivery, or the step is no longer waiting for this attempt
+    attempt = claimed
+    if attempt > settings.LLM_MAX_ATTEMPTS:  # earlier runs were lost (worker crashes), not failed
+        agents.agent_step_fail(
+            step_pk=step_pk, error=f"worker lost the run (gave up after {attempt - 1} attempts)"
+        )
+        return
+    try:
+        _run_attempt(step_pk, attempt)
+    except Exception as exc:
+        # Anything else (database error, httpx.InvalidURL from a bad LLM_BASE_URL, a bug) would
+        # otherwise leave the step active forever: it fails, as its onFailure says, with the cause.
+        logger.exception("agent step %s attempt %s raised", step_pk, attempt)
+        agents.agent_step_fail(step_pk=step_pk, error=f"unexpected error: {exc.__class__.__name__}: {exc}")
+
+
+def _run_attempt(step_pk: int, attempt: int) -> None:
     try:
         request = agents.agent_prompt(step_pk=step_pk)
         reply = chat_completion(**request)
     except LLMTransient as exc:
         if attempt < settings.LLM_MAX_ATTEMPTS:
             logger.warning("agent step %s attempt %s failed (%s); retrying", step_pk, attempt, exc)
-            enqueue_agent_step(step_pk, attempt=attempt + 1, countdown=backoff_seconds(attempt))
+            countdown = backoff_seconds(attempt)
+            agents.agent_step_retry_scheduled(step_pk=step_pk, countdown=countdown)
+            enqueue_agent_step(step_pk, attempt=attempt + 1, countdown=countdown)
             return
         agents.agent_step_fail(step_pk=step_pk, error=f"{exc} (gave up after {attempt} attempts)")
         return
@@ -50,4 +69,7 @@ def run_agent_step(step_pk: int, attempt: int) -> None:
 
 @shared_task(name="casemgmt.workflows.escalate_overdue_tasks", ignore_result=True)
 def escalate_overdue_tasks() -> int:
+    # The periodic scan also re-sends agent steps whose run was lost (see agents.agent_steps_lost).
+    for step_pk, attempt in agents.agent_steps_lost():
+        enqueue_agent_step(step_pk, attempt=attempt)
     return tasks_escalate_overdue()

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.workflows.apis.docs import WorkflowListOutput, WorkflowOutput
+from casemgmt.workflows.definitions import SLA_HOURS_MAX, step_shape_errors
 from casemgmt.workflows.models import Workflow
 from casemgmt.workflows.selectors import workflow_get, workflow_list
 from casemgmt.workflows.services.workflows import (
@@ -19,6 +20,7 @@ from casemgmt.workflows.services.workflows import (
     workflow_update,
     workflow_withdraw,
 )
+from shared.api.errors import ValidationFailed
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
@@ -27,10 +29,20 @@ class DefinitionInput(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     steps = serializers.ListField(child=serializers.DictField(), allow_empty=True, max_length=200)
     autoClose = serializers.BooleanField(required=False, default=False)
-    slaHours = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    # Bounded so that case creation (slaDeadline = now + slaHours) can never overflow.
+    slaHours = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=SLA_HOURS_MAX
+    )
     outcomes = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, allow_null=True, default=None
     )
+
+    def validate_steps(self, steps: list[Any]) -> list[Any]:
+        # Every type problem at once, as one 400 (a `type` that is a list used to be a 500 at publish).
+        errors = step_shape_errors(steps)
+        if errors:
+            raise ValidationFailed.from_errors(errors)
+        return steps
 
     def service_args(self) -> dict[str, Any]:
         data = self.validated_data

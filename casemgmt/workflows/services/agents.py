@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from casemgmt.prompts.llm import Reply
 from casemgmt.prompts.selectors import prompt_template_get_or_none
@@ -14,20 +17,66 @@ from casemgmt.workflows.engine import step_definition, template_context
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services.steps import fail_locked_step, locked_automated_step, step_fail, step_succeed
 from casemgmt.workflows.steps.agent import prompt_reference
+from shared.api.time import now_ms
 
 
 class AgentStepError(Exception):
     """A failure that retrying will not fix (missing template, template that does not render)."""
 
 
-def agent_step_claim_attempt(*, step_pk: int, attempt: int) -> bool:
-    """Idempotency guard: only the delivery that moves `attempts` from n-1 to n runs attempt n, so a
-    redelivered or duplicated message does nothing."""
-    return bool(
-        CaseStep.objects.filter(
-            pk=step_pk, type="agent", status=CaseStep.ACTIVE, is_task=False, attempts=attempt - 1
-        ).update(attempts=attempt)
+def attempt_lease() -> timedelta:
+    """How long a started attempt may run before it counts as lost: the model call's timeout plus
+    a margin for rendering and saving. Past it, a redelivery or the periodic scan runs it again."""
+    return timedelta(seconds=settings.LLM_TIMEOUT_SECONDS + ATTEMPT_MARGIN_SECONDS)
+
+
+ATTEMPT_MARGIN_SECONDS = 60
+
+
+@transaction.atomic
+def agent_step_claim_attempt(*, step_pk: int, attempt: int) -> int | None:
+    """Idempotency guard; returns the attempt number to run, or None to do nothing.
+
+    The delivery that moves `attempts` from n-1 to n runs attempt n; a duplicate of it finds
+    `attempts` already n and does nothing while that attempt's lease runs. Once the lease has
+    passed (the worker died mid-call; with acks_late the message comes back, or the scan re-sends
+    it) the run counts as lost and the next attempt number is started, so a crash that repeats is
+    bounded by LLM_MAX_ATTEMPTS like any other failure."""
+    row = (
+        CaseStep.objects.select_for_update()
+        .filter(pk=step_pk, type="agent", status=CaseStep.ACTIVE, is_task=False)
+        .first()
     )
+    if row is None:
+        return None
+    now = now_ms()
+    if row.attempts == attempt - 1:
+        number = attempt
+    elif row.attempts >= attempt and row.attempt_deadline is not None and row.attempt_deadline < now:
+        number = row.attempts + 1
+    else:
+        return None
+    row.attempts, row.attempt_deadline = number, now + attempt_lease()
+    row.save(update_fields=["attempts", "attempt_deadline"])
+    return number
+
+
+def agent_step_retry_scheduled(*, step_pk: int, countdown: float) -> None:
+    """A retry is queued with a delay: the lease covers the wait, so the scan does not also
+    re-run the step before the queued retry is due."""
+    CaseStep.objects.filter(pk=step_pk, status=CaseStep.ACTIVE, is_task=False).update(
+        attempt_deadline=now_ms() + timedelta(seconds=countdown) + attempt_lease()
+    )
+
+
+def agent_steps_lost(*, now: Any = None, limit: int = 1000) -> list[tuple[int, int]]:
+    """(step pk, attempt to send) for active agent steps whose run was lost: a lease that ran out,
+    or no attempt ever started long after activation (the enqueue after commit never happened)."""
+    now = now or now_ms()
+    rows = CaseStep.objects.filter(type="agent", status=CaseStep.ACTIVE, is_task=False).filter(
+        Q(attempt_deadline__lt=now) | Q(attempt_deadline__isnull=True, activated_at__lt=now - attempt_lease())
+    )
+    return [(pk, max(attempts, 1)) for pk, attempts in rows.values_list("pk", "attempts")[:limit]]
 
 
 def agent_prompt(*, step_pk: int) -> dict[str, Any]:

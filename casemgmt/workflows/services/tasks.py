@@ -83,6 +83,14 @@ def locked_task(*, user: Any, case_id: Any, step_id: str) -> tuple[Case, CaseSte
     return case, row
 
 
+def _require_role(row: CaseStep, target: User, field: str) -> None:
+    """A role-restricted task can only be handed to a holder of that role, as claiming requires."""
+    if row.role and row.role not in target.role_names:
+        raise ValidationFailed(
+            f"{field} must hold role {row.role!r}: this task is restricted to that role", field=field
+        )
+
+
 def _require_open(row: CaseStep) -> None:
     if row.status == CaseStep.COMPLETED:
         raise Conflict("Task is already completed.", code="already_completed")
@@ -183,6 +191,7 @@ def task_reassign(*, user: Any, case_id: Any, step_id: str, assign_to: Any) -> C
     _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     assignee = tenant_user(tenant_id=user.tenant_id, user_id=assign_to, field="assignTo")
     _require_open(row)
+    _require_role(row, assignee, "assignTo")
     before = row.assigned_to_id
     row.assigned_to, row.claimed_at = assignee, now_ms()
     row.save(update_fields=["assigned_to", "claimed_at"])
@@ -232,6 +241,8 @@ def task_escalate(*, user: Any, case_id: Any, step_id: str, reason: str, escalat
         else None
     )
     _require_open(row)
+    if target is not None:
+        _require_role(row, target, "escalateTo")
     if row.escalated:
         raise Conflict("Task is already escalated.", code="invalid_state")
     _mark_escalated(row, actor=str(user.id), reason=reason, target=target)

@@ -8,7 +8,9 @@ from django.db import transaction
 
 from casemgmt.workflows.steps import register
 
-ON_FAILURE = ("fail", "skip", "escalate")
+# CONTRACT: fail_case (default), skip, escalate; `fail` is kept as an alias of fail_case for
+# definitions published before the CONTRACT spelling was adopted.
+ON_FAILURE = ("fail_case", "fail", "skip", "escalate")
 RESPONSE_FORMATS = ("text", "json")
 
 
@@ -40,8 +42,8 @@ class AgentStep:
             errors.append({"field": f"{field}.outputKey", "error": "must be a non-empty string"})
         if step.get("responseFormat", "text") not in RESPONSE_FORMATS:
             errors.append({"field": f"{field}.responseFormat", "error": "must be text or json"})
-        if step.get("onFailure", "fail") not in ON_FAILURE:
-            errors.append({"field": f"{field}.onFailure", "error": "must be fail, skip or escalate"})
+        if step.get("onFailure", "fail_case") not in ON_FAILURE:
+            errors.append({"field": f"{field}.onFailure", "error": "must be fail_case, skip or escalate"})
         if "formSchema" in step:
             errors += check_json_schema(step["formSchema"], f"{field}.formSchema")
         return errors

@@ -22,7 +22,7 @@ class TaskStep:
     type = "task"
 
     def check(self, step: dict[str, Any], *, field: str, tenant_id: Any) -> list[dict[str, str]]:
-        from casemgmt.workflows.definitions import check_json_schema
+        from casemgmt.workflows.definitions import check_json_schema, sla_hours_error
 
         errors: list[dict[str, str]] = []
         if "formSchema" in step:
@@ -33,8 +33,8 @@ class TaskStep:
             if step.get(key) is not None and not _is_uuid(step[key]):
                 errors.append({"field": f"{field}.{key}", "error": "must be a user id (uuid)"})
         sla = step.get("slaHours")
-        if sla is not None and (isinstance(sla, bool) or not isinstance(sla, int | float) or sla <= 0):
-            errors.append({"field": f"{field}.slaHours", "error": "must be a positive number"})
+        if sla is not None and (problem := sla_hours_error(sla)):
+            errors.append({"field": f"{field}.slaHours", "error": problem})
         outcomes = step.get("outcomes")
         if outcomes is not None and not (
             isinstance(outcomes, list) and outcomes and all(isinstance(o, str) and o for o in outcomes)

@@ -6,13 +6,17 @@ import json
 import re
 import threading
 import uuid
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from casemgmt.audit.models import AuditEvent
 from casemgmt.cases.models import Case
 from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.services import agents
 from casemgmt.workflows.tasks import backoff_seconds, run_agent_step
+from shared.api.time import now_ms
 from tests.casemgmt.workflows.conftest import ok, task_step
 from tests.support.processes import start_celery_worker, wait_for
 
@@ -151,7 +155,8 @@ class TestThroughTheWorker:
         assert step.status == "failed" and "timed out" in step.error and "after 2 attempts" in step.error
         assert step.attempts == 2
         assert sum(1 for s in llm_stub.seen if case["caseNumber"] in s["body"]["messages"][0]["content"]) == 2
-        assert agent_flow.statuses(case["id"]) == {"summary": "failed", "review": "pending"}
+        # onFailure defaults to fail_case: the workflow halts, its pending steps are skipped.
+        assert agent_flow.statuses(case["id"]) == {"summary": "failed", "review": "skipped"}
 
     def test_malformed_reply_fails_at_once(self, agent_flow, agent_worker):
         publish_agent(agent_flow)
@@ -212,6 +217,96 @@ class TestInProcess:
         step.refresh_from_db()
         assert step.status == "skipped" and step.attempts == 0
         assert Case.objects.get(id=case["id"]).status == "closed"
+
+    def test_an_unexpected_exception_fails_the_step_and_halts_the_workflow(self, agent_flow, settings):
+        # httpx raises InvalidURL (not an httpx.HTTPError) for this base URL: before the fix it
+        # escaped the task and left the step active forever.
+        settings.LLM_BASE_URL, settings.LLM_MODEL = "http://bad\x00host/v1", "stub-model"
+        publish_agent(agent_flow, onFailure="fail_case")
+        case = agent_flow.case({"kind": "success"})
+        step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
+        run_agent_step(step.pk, 1)
+        step.refresh_from_db()
+        assert step.status == "failed" and step.error.startswith("unexpected error: InvalidURL")
+        assert agent_flow.statuses(case["id"]) == {"summary": "failed", "review": "skipped"}
+        actions = dict(
+            AuditEvent.objects.filter(
+                tenant_id=step.tenant_id, action__in=("step:failed", "workflow:failed")
+            ).values_list("action", "resource")
+        )
+        assert actions == {
+            "step:failed": f"cases/{case['id']}/steps/summary",
+            "workflow:failed": f"cases/{case['id']}",
+        }
+        assert Case.objects.get(id=case["id"]).status == "active"  # decision: a person closes it
+
+    def test_a_lost_attempt_is_run_again_by_a_redelivery(self, agent_flow, settings, llm_stub):
+        settings.LLM_BASE_URL = f"http://127.0.0.1:{llm_stub.server_address[1]}/v1"
+        settings.LLM_MODEL = "stub-model"
+        publish_agent(agent_flow)
+        case = agent_flow.case({"kind": "success"})
+        step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
+        # A worker claims attempt 1 and dies before finishing (acks_late redelivers the message).
+        assert agents.agent_step_claim_attempt(step_pk=step.pk, attempt=1) == 1
+        assert agents.agent_steps_lost() == []  # the lease still runs
+        run_agent_step(step.pk, 1)  # a redelivery within the lease is a duplicate: nothing happens
+        step.refresh_from_db()
+        assert step.status == "active" and step.attempts == 1
+        # Once the lease has passed the run counts as lost: the scan finds it and a redelivery runs it.
+        CaseStep.objects.filter(pk=step.pk).update(attempt_deadline=now_ms() - timedelta(seconds=1))
+        assert agents.agent_steps_lost() == [(step.pk, 1)]
+        run_agent_step(step.pk, 1)
+        step.refresh_from_db()
+        assert step.status == "completed" and step.attempts == 2
+        assert step.result["output"] == f"Summary of {case['caseNumber']}"
+
+    def test_an_agent_step_never_started_is_found_by_the_scan(self, agent_flow, settings):
+        publish_agent(agent_flow)
+        case = agent_flow.case({"kind": "success"})
+        step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
+        assert agents.agent_steps_lost() == []
+        later = now_ms() + agents.attempt_lease() + timedelta(seconds=1)
+        assert agents.agent_steps_lost(now=later) == [(step.pk, 1)]
+
+    def test_repeatedly_lost_attempts_end_in_failure(self, agent_flow, settings):
+        settings.LLM_MAX_ATTEMPTS = 2
+        publish_agent(agent_flow, onFailure="skip")
+        case = agent_flow.case({"kind": "success"})
+        step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
+        CaseStep.objects.filter(pk=step.pk).update(
+            attempts=2, attempt_deadline=now_ms() - timedelta(seconds=1)
+        )
+        run_agent_step(step.pk, 2)
+        step.refresh_from_db()
+        assert step.status == "skipped" and "worker lost the run" in step.error
+
+    def test_escalation_opens_a_task_with_sla_and_assignee(
+        self, agent_flow, settings, make_user, tenant, api
+    ):
+        settings.LLM_BASE_URL = ""
+        worker = make_user(tenant, permissions=["tasks:read", "tasks:complete"])
+        publish_agent(agent_flow, onFailure="escalate", slaHours=4, assignTo=str(worker.id))
+        case = agent_flow.case({"kind": "success"})
+        step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
+        run_agent_step(step.pk, 1)
+        step.refresh_from_db()
+        assert step.is_task and step.status == "active" and step.assigned_to_id == worker.id
+        assert step.due_at == step.escalated_at + timedelta(hours=4)
+        task = ok(api(worker).get(f"/tasks/{case['id']}/summary"))
+        assert task["assignedTo"] == str(worker.id) and task["dueAt"] is not None
+        actions = list(
+            AuditEvent.objects.filter(resource__startswith=f"cases/{case['id']}/")
+            .order_by("sequence")
+            .values_list("action", flat=True)
+        )
+        assert actions[-3:] == ["step:failed", "task:escalated", "task:assigned"]
+
+    def test_fail_is_an_alias_of_fail_case(self, agent_flow, settings):
+        settings.LLM_BASE_URL = ""
+        publish_agent(agent_flow, onFailure="fail")
+        case = agent_flow.case({"kind": "success"})
+        run_agent_step(CaseStep.objects.get(case_id=case["id"], step_id="summary").pk, 1)
+        assert agent_flow.statuses(case["id"]) == {"summary": "failed", "review": "skipped"}
 
 
 def test_backoff_is_exponential_and_capped(settings):
