@@ -1,12 +1,51 @@
+"""Django admin for principals and roles. Saves go through the services, so an edit here records
+the same audit events, releases the same tasks and obeys the same rules as the API."""
+
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 
-from casemgmt.accounts.models import Role, User
-from casemgmt.accounts.services import principal_created_in_admin
+from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
+from casemgmt.accounts.services import (
+    grantable_by,
+    principal_created_in_admin,
+    principal_disable,
+    principal_enable,
+    principal_update,
+    role_create,
+    role_set_permissions,
+)
 from casemgmt.tenancy.admin import TenantScopedAdmin
+from shared.auth.permissions import is_valid_permission
+
+
+class RoleAdminForm(forms.ModelForm):
+    request: Any = None  # set by RoleAdmin.get_form
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data.get("name")
+        tenant_id = self.instance.tenant_id if self.instance.pk else self.request.user.tenant_id
+        if (
+            tenant_id
+            and Role.objects.filter(tenant_id=tenant_id, name=name).exclude(pk=self.instance.pk).exists()
+        ):
+            raise forms.ValidationError(f"A role named {name!r} already exists.")
+        return name
+
+    def clean_permissions(self) -> list[str]:
+        permissions = self.cleaned_data.get("permissions")
+        if not isinstance(permissions, list) or not all(isinstance(p, str) for p in permissions):
+            raise forms.ValidationError("Permissions must be a JSON list of strings.")
+        unknown = [p for p in permissions if not is_valid_permission(p, KNOWN_PERMISSIONS)]
+        if unknown:
+            raise forms.ValidationError(f"Unknown permissions: {', '.join(unknown)}.")
+        before = list(self.instance.permissions or []) if self.instance.pk else []
+        if not grantable_by(self.request.user, [p for p in permissions if p not in before]):
+            raise forms.ValidationError("You may only grant permissions you hold yourself.")
+        return permissions
 
 
 @admin.register(Role)
@@ -14,11 +53,54 @@ class RoleAdmin(TenantScopedAdmin):
     api_permission = "admin:roles"
     list_display = ("name", "display_name", "tenant", "created_at")
     search_fields = ("name", "display_name")
+    form = RoleAdminForm
+
+    def get_form(self, request: Any, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type(form.__name__, (form,), {"request": request})
+
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        permissions = form.cleaned_data["permissions"]
+        if not change:
+            tenant = request.user.tenant if not request.user.is_superuser else obj.tenant
+            role = role_create(
+                tenant=tenant,
+                actor=request.user,
+                name=obj.name,
+                display_name=obj.display_name,
+                permissions=permissions,
+            )
+            obj.pk, obj.tenant_id, obj._state.adding = role.pk, role.tenant_id, False
+            return
+        stored = Role.objects.get(pk=obj.pk)
+        obj.permissions = stored.permissions  # changed only through the service, audited
+        super().save_model(request, obj, form, change)
+        if sorted(permissions) != sorted(stored.permissions):
+            role_set_permissions(role=obj, actor=request.user, permissions=permissions)
+
+
+class UserAdminForm(forms.ModelForm):
+    request: Any = None  # set by UserAdmin.get_form
+
+    def clean_is_active(self) -> bool:
+        active = self.cleaned_data.get("is_active")
+        if not active and self.instance.pk and self.instance.pk == self.request.user.pk:
+            raise forms.ValidationError("You cannot disable your own account.")
+        return active
+
+    def clean_roles(self) -> Any:
+        roles = self.cleaned_data.get("roles")
+        kept = set(self.instance.roles.values_list("pk", flat=True)) if self.instance.pk else set()
+        added = [p for role in roles or [] if role.pk not in kept for p in role.permissions]
+        if not grantable_by(self.request.user, added):
+            raise forms.ValidationError("You may only assign roles whose permissions you hold yourself.")
+        return roles
 
 
 @admin.register(User)
 class UserAdmin(TenantScopedAdmin):
     api_permission = "admin:users"
+    form = UserAdminForm
     list_display = ("email", "display_name", "kind", "is_active", "is_staff", "tenant", "created_at")
     list_filter = ("kind", "is_active", "is_staff")
     search_fields = ("email", "display_name")
@@ -35,6 +117,10 @@ class UserAdmin(TenantScopedAdmin):
         "welcome_sent_at",
     )
 
+    def get_form(self, request: Any, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type(form.__name__, (form,), {"request": request})
+
     def get_exclude(self, request: Any, obj: Any = None) -> Any:
         excluded = list(super().get_exclude(request, obj))
         return excluded if request.user.is_superuser else [*excluded, "is_superuser"]
@@ -49,9 +135,31 @@ class UserAdmin(TenantScopedAdmin):
         if not change:
             obj.email = obj.email.strip().lower()
             obj.set_unusable_password()  # set through the welcome link or POST /auth/password/set
+            super().save_model(request, obj, form, change)
+            return
+        # Active state and display name change through the services (audit, task release); the
+        # rest of the row is saved as edited.
+        stored = User.objects.get(pk=obj.pk)
+        active, display_name = obj.is_active, obj.display_name
+        obj.is_active, obj.display_name = stored.is_active, stored.display_name
         super().save_model(request, obj, form, change)
+        if obj.tenant_id is None:
+            # Platform operators have no tenant audit chain and hold no tasks.
+            User.objects.filter(pk=obj.pk).update(is_active=active, display_name=display_name)
+        else:
+            if display_name != stored.display_name:
+                principal_update(user=obj, actor=request.user, display_name=display_name)
+            if active != stored.is_active:
+                (principal_enable if active else principal_disable)(user=obj, actor=request.user)
+        obj.refresh_from_db()
 
     def save_related(self, request: Any, form: Any, formsets: Any, change: bool) -> None:
+        if change and form.instance.tenant_id is not None and "roles" in form.cleaned_data:
+            # Role changes go through the service, which records user:role_assigned.
+            roles = form.cleaned_data.pop("roles")
+            principal_update(user=form.instance, actor=request.user, role_names=[r.name for r in roles])
+            super().save_related(request, form, formsets, change)
+            return
         super().save_related(request, form, formsets, change)
         if not change:  # roles are saved by now, so the audit row names them
             principal_created_in_admin(user=form.instance, actor=request.user)

@@ -24,7 +24,7 @@ from casemgmt.audit.services import record
 from casemgmt.tenancy.models import Tenant
 from shared.api import errors
 from shared.auth import apikeys, tokens
-from shared.auth.permissions import is_valid_permission
+from shared.auth.permissions import has_all, is_valid_permission
 
 # --- authentication -------------------------------------------------------------------------------
 
@@ -145,6 +145,26 @@ def roles_named(*, tenant: Tenant, names: list[str], field: str = "roles") -> li
     return [found[name] for name in dict.fromkeys(names)]
 
 
+def grantable_by(actor: User, permissions: list[str]) -> bool:
+    """decision: an administrator may hand out (through roles or role edits) only permissions it
+    holds itself, so admin:users or admin:roles alone never escalates to `*`. Platform operators
+    (superusers, Django admin only) are exempt."""
+    return actor.is_superuser or has_all(actor.get_permission_strings(), permissions)
+
+
+def _ensure_grantable(actor: User, permissions: list[str], *, field: str) -> None:
+    if not grantable_by(actor, permissions):
+        raise errors.PermissionDenied("You may only grant permissions you hold yourself.", field=field)
+
+
+def _ensure_roles_grantable(actor: User, roles: list[Role], *, before: list[Role] = ()) -> None:
+    # Roles the principal already had are not a new grant (an admin may still rename a user
+    # holding a bigger role, or take roles away).
+    kept = {role.pk for role in before}
+    added = [p for role in roles if role.pk not in kept for p in role.permissions]
+    _ensure_grantable(actor, added, field="roles")
+
+
 @dataclass(frozen=True)
 class CreatedPrincipal:
     user: User
@@ -163,6 +183,7 @@ def principal_create(
     password: str | None = None,
 ) -> CreatedPrincipal:
     roles = roles_named(tenant=tenant, names=role_names)
+    _ensure_roles_grantable(actor, roles)
     if password is not None:
         if kind == User.KIND_AGENT:
             raise errors.ValidationFailed(
@@ -234,6 +255,7 @@ def principal_update(
     if role_names is not None:
         before = sorted(user.role_names)
         roles = roles_named(tenant=user.tenant, names=role_names)
+        _ensure_roles_grantable(actor, roles, before=list(user.roles.all()))
         user.roles.set(roles)
         after = sorted(r.name for r in roles)
         if before != after:
@@ -312,6 +334,7 @@ def _validated_permissions(permissions: list[str]) -> list[str]:
 @transaction.atomic
 def role_create(*, tenant: Tenant, actor: User, name: str, display_name: str, permissions: list[str]) -> Role:
     permissions = _validated_permissions(permissions)
+    _ensure_grantable(actor, permissions, field="permissions")
     if Role.objects.filter(tenant=tenant, name=name).exists():
         raise errors.AlreadyExists(f"A role named {name!r} already exists.", field="name")
     role = Role.objects.create(tenant=tenant, name=name, display_name=display_name, permissions=permissions)
@@ -329,6 +352,8 @@ def role_create(*, tenant: Tenant, actor: User, name: str, display_name: str, pe
 def role_set_permissions(*, role: Role, actor: User, permissions: list[str]) -> Role:
     permissions = _validated_permissions(permissions)
     before = role.permissions
+    # Permissions the role already had are not a new grant; only additions need the actor's own.
+    _ensure_grantable(actor, [p for p in permissions if p not in before], field="permissions")
     role.permissions = permissions
     role.save(update_fields=["permissions"])
     record(

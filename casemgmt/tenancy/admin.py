@@ -7,12 +7,17 @@ its API permissions (`admin:tenant` for tenant settings, `admin:users`, `admin:r
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 
-from casemgmt.tenancy.models import Branding, Tenant, Terminology, Theme
+from casemgmt.tenancy import services
+from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
 from shared.auth.permissions import has_permission
+
+HEX_COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 # Unknown /admin/... paths answer the API's JSON 404 instead of redirecting to the admin login.
 admin.site.final_catch_all_view = False
@@ -81,22 +86,150 @@ class TenantAdmin(admin.ModelAdmin):
     has_add_permission = lambda self, request: request.user.is_active and request.user.is_superuser  # noqa: E731
 
 
+class _RequestForm(forms.ModelForm):
+    request: Any = None  # set by _ServiceBackedAdmin.get_form
+
+
+class _ServiceBackedAdmin(TenantScopedAdmin):
+    """Tenant settings edited here go through the tenancy services (audit, default-theme rules)."""
+
+    def get_form(self, request: Any, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type(form.__name__, (form,), {"request": request})
+
+
+class BrandingAdminForm(_RequestForm):
+    def clean_colors(self) -> dict[str, str]:
+        colors = self.cleaned_data.get("colors")
+        if not isinstance(colors, dict) or not all(
+            isinstance(v, str) and HEX_COLOUR.match(v) for v in colors.values()
+        ):
+            raise forms.ValidationError('Colours must be a JSON object of "#RRGGBB" strings.')
+        return {key: value.lower() for key, value in colors.items()}
+
+
 @admin.register(Branding)
-class BrandingAdmin(TenantScopedAdmin):
+class BrandingAdmin(_ServiceBackedAdmin):
     list_display = ("company_name", "tenant", "updated_at")
+    form = BrandingAdminForm
 
     def has_add_permission(self, request: Any) -> bool:
         return request.user.is_superuser  # one per tenant, created with the tenant
 
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return request.user.is_superuser  # every tenant keeps its branding
+
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        services.branding_update(
+            tenant=obj.tenant,
+            actor=request.user,
+            changes={
+                "company_name": obj.company_name,
+                "logo_url": obj.logo_url,
+                "favicon_url": obj.favicon_url,
+                "powered_by": obj.powered_by,
+                "colors": obj.colors,
+            },
+            replace_colors=True,
+        )
+        obj.refresh_from_db()
+
+
+class TerminologyAdminForm(_RequestForm):
+    def clean_labels(self) -> dict[str, str]:
+        labels = self.cleaned_data.get("labels")
+        expected = ", ".join(DEFAULT_TERMINOLOGY)
+        if not isinstance(labels, dict) or set(labels) != set(DEFAULT_TERMINOLOGY):
+            raise forms.ValidationError(f"Labels must be a JSON object with exactly the keys {expected}.")
+        if not all(isinstance(v, str) and 1 <= len(v) <= 50 for v in labels.values()):
+            raise forms.ValidationError("Each label is a string of 1 to 50 characters.")
+        return labels
+
 
 @admin.register(Terminology)
-class TerminologyAdmin(TenantScopedAdmin):
+class TerminologyAdmin(_ServiceBackedAdmin):
     list_display = ("tenant", "updated_at")
+    form = TerminologyAdminForm
 
     def has_add_permission(self, request: Any) -> bool:
         return request.user.is_superuser
 
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        services.terminology_replace(tenant=obj.tenant, actor=request.user, labels=obj.labels)
+        obj.refresh_from_db()
+
+
+class ThemeAdminForm(_RequestForm):
+    def clean_name(self) -> str:
+        name = self.cleaned_data.get("name")
+        tenant_id = self.instance.tenant_id if self.instance.pk else self.request.user.tenant_id
+        if (
+            tenant_id
+            and Theme.objects.filter(tenant_id=tenant_id, name=name).exclude(pk=self.instance.pk).exists()
+        ):
+            raise forms.ValidationError(f"A theme named {name!r} already exists.")
+        return name
+
+    def clean_is_default(self) -> bool:
+        is_default = self.cleaned_data.get("is_default")
+        if (
+            not is_default
+            and self.instance.pk
+            and Theme.objects.filter(pk=self.instance.pk, is_default=True).exists()
+        ):
+            # Every tenant keeps exactly one default theme.
+            raise forms.ValidationError("This is the default theme; make another theme the default instead.")
+        return is_default
+
+    def clean_css_variables(self) -> dict[str, str]:
+        variables = self.cleaned_data.get("css_variables")
+        if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
+            raise forms.ValidationError("CSS variables must be a JSON object of strings.")
+        return variables
+
 
 @admin.register(Theme)
-class ThemeAdmin(TenantScopedAdmin):
+class ThemeAdmin(_ServiceBackedAdmin):
     list_display = ("name", "is_default", "tenant", "created_at")
+    form = ThemeAdminForm
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        # The default theme is never deleted (the API answers 409 for it).
+        return super().has_delete_permission(request, obj) and not (obj is not None and obj.is_default)
+
+    def get_actions(self, request: Any) -> Any:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # bulk deletion would skip the default-theme rule
+        return actions
+
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            theme = services.theme_update(
+                theme=obj,
+                actor=request.user,
+                name=obj.name,
+                css_variables=obj.css_variables,
+                is_default=obj.is_default,
+            )
+        else:
+            tenant = request.user.tenant if not request.user.is_superuser else obj.tenant
+            theme = services.theme_create(
+                tenant=tenant,
+                actor=request.user,
+                name=obj.name,
+                css_variables=obj.css_variables,
+                is_default=obj.is_default,
+            )
+        obj.pk, obj.tenant_id, obj._state.adding = theme.pk, theme.tenant_id, False
+
+    def delete_model(self, request: Any, obj: Any) -> None:
+        services.theme_delete(theme=obj, actor=request.user)

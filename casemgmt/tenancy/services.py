@@ -63,18 +63,43 @@ def _actor(user: Any) -> str:
     return str(user.id)
 
 
+def _branding_audit_form(branding: Branding) -> dict[str, Any]:
+    # The API's form plus what only Django admin edits, so admin edits are audited too.
+    extra_colors = {
+        f"colors.{key}": value
+        for key, value in branding.colors.items()
+        if key not in ("primary", "secondary")
+    }
+    return {
+        **branding_api_form(branding),
+        "faviconUrl": branding.favicon_url or None,
+        "poweredBy": branding.powered_by or None,
+        **extra_colors,
+    }
+
+
 @transaction.atomic
-def branding_update(*, tenant: Tenant, actor: Any, changes: dict[str, Any]) -> Branding:
-    """`changes` is in the stored form: company_name, logo_url, colors (partial)."""
+def branding_update(
+    *, tenant: Tenant, actor: Any, changes: dict[str, Any], replace_colors: bool = False
+) -> Branding:
+    """`changes` is in the stored form: company_name, logo_url, favicon_url, powered_by, colors
+    (merged into the stored colours, or replacing them with `replace_colors`)."""
     branding = Branding.objects.select_for_update().get(tenant=tenant)
-    before = branding_api_form(branding)
-    for name in ("company_name", "logo_url"):
+    before = _branding_audit_form(branding)
+    for name in ("company_name", "logo_url", "favicon_url", "powered_by"):
         if name in changes:
             setattr(branding, name, changes[name])
-    branding.colors = {**branding.colors, **changes.get("colors", {})}
+    if replace_colors:
+        branding.colors = dict(changes.get("colors", {}))
+    else:
+        branding.colors = {**branding.colors, **changes.get("colors", {})}
     branding.save()
-    after = branding_api_form(branding)
-    diff = {key: {"from": before[key], "to": after[key]} for key in after if before[key] != after[key]}
+    after = _branding_audit_form(branding)
+    diff = {
+        key: {"from": before.get(key), "to": after.get(key)}
+        for key in {**before, **after}
+        if before.get(key) != after.get(key)
+    }
     if diff:
         record(
             tenant_id=tenant.id,
