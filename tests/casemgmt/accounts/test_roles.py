@@ -24,8 +24,10 @@ def test_default_roles_are_seeded(admin_api):
     assert roles["admin"]["permissions"] == ["*"] and roles["admin"]["displayName"] == "Admin"
     assert roles["workflow_designer"]["permissions"] == ["workflows:*", "cases:read"]
     assert roles["viewer"]["permissions"] == ["cases:read", "vault:download"]
+    # decision (docs/decisions.md): the seeded Case Worker also has tasks:read, to open the inbox.
     assert set(roles["case_worker"]["permissions"]) == {
-        "cases:read", "cases:update", "tasks:claim", "tasks:complete", "vault:download", "vault:upload"
+        "cases:read", "cases:update", "tasks:read", "tasks:claim", "tasks:complete", "vault:download",
+        "vault:upload",
     }  # fmt: skip
 
 
