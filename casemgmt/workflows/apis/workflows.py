@@ -1,4 +1,4 @@
-"""Workflow definition endpoints (CONTRACT "Workflows"). Permissions: workflows:read for reads,
+"""Workflow definition endpoints. Permissions: workflows:read for reads,
 workflows:write for create/edit, workflows:publish for publish/withdraw (`workflows:*` grants all)."""
 
 from __future__ import annotations
