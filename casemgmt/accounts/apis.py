@@ -144,7 +144,7 @@ class PreferencesApi(APIView):
             return value
 
         def validate_timezone(self, value: str) -> str:
-            # CONTRACT: an unknown zone is a 400.
+            # An unknown zone is a 400.
             if value not in zoneinfo.available_timezones():
                 raise serializers.ValidationError(f"Unknown time zone {value!r}.")
             return value

@@ -14,7 +14,7 @@ from shared.auth import apikeys, tokens
 
 def _active_user(**lookup: Any) -> User:
     user = User.objects.select_related("tenant").prefetch_related("roles").filter(**lookup).first()
-    # spec: a disabled user cannot authenticate, and tokens it already holds stop working.
+    # A disabled user cannot authenticate, and tokens it already holds stop working.
     if user is None or not user.is_active or user.tenant_id is None:
         raise errors.NotAuthenticated("Credentials are invalid or the account is disabled.")
     return user

@@ -1,4 +1,4 @@
-"""Brute-force protection for login (CONTRACT "Authentication").
+"""Brute-force protection for login.
 
 Failed logins are counted per email and per client IP in fixed windows kept in the Django cache
 (Redis in production and tests, so every web process sees the same counters). A window starts with
@@ -39,7 +39,7 @@ def subjects(*, email: str, ip: str | None) -> list[Subject]:
 
 
 def check(items: list[Subject]) -> None:
-    """spec: 429 with Retry-After while any counter is at its threshold."""
+    """429 with Retry-After while any counter is at its threshold."""
     for item in items:
         if (cache.get(item.key) or 0) >= item.threshold:
             ends_at = cache.get(item.key + ":ends") or time.time() + 1

@@ -12,7 +12,7 @@ from casemgmt.tenancy.models import Theme
 from shared.api import errors
 from shared.api.pagination import Page
 
-# CONTRACT "Authentication": preference defaults (theme: the tenant's default theme).
+# Preference defaults (theme: the tenant's default theme).
 PREFERENCE_DEFAULTS: dict[str, Any] = {
     "language": "en",
     "timezone": "UTC",

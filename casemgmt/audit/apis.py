@@ -64,7 +64,7 @@ class CaseEventListApi(APIView):
 
 class CaseEventVerifyApi(APIView):
     OutputSerializer = openapi.CaseVerifyOut
-    required = {"POST": "audit:read"}  # spec: audit:read, not audit:verify
+    required = {"POST": "audit:read"}  # verifying needs only audit:read (there is no audit:verify)
 
     def post(self, request: Request, case_id: Any) -> Response:
         case = access_case(user=request.user, case_id=case_id)

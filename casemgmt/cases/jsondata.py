@@ -130,7 +130,7 @@ def _regex_error(pattern: str, field: str) -> Iterator[dict[str, str]]:
 
 
 def check_schema(schema: Any, *, root: str = "schema") -> None:
-    """spec: the schema must itself be valid draft-07 (checked with the meta-schema); else 400.
+    """The schema must itself be valid draft-07 (checked with the meta-schema); else 400.
     Beyond the meta-schema it must be usable: every pattern compiles and every `$ref` resolves
     locally, so that a registered schema can never make later case writes fail."""
     if not isinstance(schema, dict):

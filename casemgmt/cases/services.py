@@ -24,7 +24,7 @@ PREFIX_RE = re.compile(r"^[A-Z0-9]{2,8}$")
 
 
 def default_prefix(key: str) -> str:
-    """CONTRACT: initials of the snake_case words when two or more, else the first three letters."""
+    """Initials of the snake_case words when two or more, else the first three letters."""
     words = [w for w in key.split("_") if w]
     prefix = "".join(w[0] for w in words) if len(words) >= 2 else key.replace("_", "")[:3]
     return prefix.upper()[:8].ljust(2, "X")
@@ -57,7 +57,7 @@ def case_type_create(
     existing = CaseType.objects.filter(tenant_id=user.tenant_id, key=key)
     latest = existing.aggregate(v=Max("version"))["v"] or 0
     if latest:
-        # spec: an existing key registers the next version; numbering continues, so the prefix stays.
+        # An existing key registers the next version; numbering continues, so the prefix stays.
         current_prefix = existing.get(version=latest).prefix
         if prefix is not None and prefix != current_prefix:
             raise ValidationFailed(
@@ -141,7 +141,7 @@ def case_create(
     workflow = resolve_workflow(
         tenant_id=user.tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
     )
-    validate_data(case_type.schema, data)  # spec: 400 with every schema failure
+    validate_data(case_type.schema, data)  # 400 listing every schema failure
     number = _next_case_number(user.tenant_id, case_type)
     name = display_name or _default_display_name(case_type, number, data)
     created_at = timezone.now()
@@ -204,7 +204,7 @@ def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_v
     if case.status != Case.ACTIVE:
         raise InvalidState(f"Case is {case.status}; its data can no longer change.")
     merged = merge_patch(case.data, patch)
-    validate_data(case.case_type.schema, merged)  # spec: the merged result must validate
+    validate_data(case.case_type.schema, merged)  # the merged result must validate
     changes = data_changes(case.data, merged)
     if not changes["after"]:
         return case  # nothing changed: no new version, no audit row
@@ -233,7 +233,7 @@ def allowed_outcomes(case: Case) -> list[str] | None:
 def _finish(*, user: Any, case: Case, status: str, action: str, reason: str, outcome: str = "") -> Case:
     case = _locked(case)
     if case.status != Case.ACTIVE:
-        raise InvalidState(f"Case is {case.status}, not active.")  # spec: 409 when not active
+        raise InvalidState(f"Case is {case.status}, not active.")  # 409 when not active
     case.status = status
     case.status_reason = reason
     case.outcome = outcome
@@ -258,7 +258,7 @@ def _finish(*, user: Any, case: Case, status: str, action: str, reason: str, out
 @transaction.atomic
 def case_close(*, user: Any, case: Case, reason: str = "", outcome: str = "") -> Case:
     outcomes = allowed_outcomes(case)
-    # CONTRACT: outcome is free text unless the workflow defines `outcomes`.
+    # The outcome is free text unless the workflow defines `outcomes`.
     if outcomes is not None and outcome not in outcomes:
         raise ValidationFailed(f"outcome must be one of: {', '.join(outcomes)}", field="outcome")
     return _finish(

@@ -1,4 +1,4 @@
-"""Liveness, readiness and health (public, per spec)."""
+"""Liveness, readiness and health (public: probes and monitors send no credentials)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Prompt template endpoints (spec "Prompt templates"; permissions agents:read / agents:write)."""
+"""Prompt template endpoints (permissions agents:read / agents:write)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ class PromptTemplateListCreateApi(APIView):
 
 
 class PromptTemplateDetailApi(APIView):
-    """PUT creates the next version (spec); GET answers the latest version."""
+    """PUT creates the next version; GET answers the latest version."""
 
     required = {"GET": "agents:read", "PUT": "agents:write"}
     OutputSerializer = TemplateOutput

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible chat-completions client (CONTRACT "Language model").
+"""The OpenAI-compatible chat-completions client used by agent steps.
 
 Errors are sorted by what a caller should do: `LLMNotConfigured` (503 not_configured),
 `LLMTransient` (timeouts, connection errors, 429 and 5xx: retry with backoff) and `LLMBadReply`

@@ -54,7 +54,7 @@ class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
         user = await self._current_user()
         if user is None:
             return
-        # CONTRACT: a client receives only messages about resources it may read.
+        # A client receives only messages about resources it may read.
         permission = event.get("permission")
         if permission and not has_permission(user.get_permission_strings(), permission):
             return

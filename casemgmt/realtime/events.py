@@ -27,7 +27,7 @@ def broadcast(
     permission: str | None = None,
     only_user: str | None = None,
 ) -> None:
-    """Message shape (CONTRACT): {"type", "timestamp", "data"}. Delivery is best effort: a
+    """Message shape: {"type", "timestamp", "data"}. Delivery is best effort: a
     failure to reach the channel layer is logged, never raised into the request."""
     message = {"type": type, "timestamp": iso(now_ms()), "data": data}
     layer = get_channel_layer()

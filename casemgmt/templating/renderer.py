@@ -4,7 +4,7 @@ Why our own parser rather than pybars3: pybars resolves unknown names with `geta
 `{{case_data.keys}}` reaches `dict.keys`, `{{x.__class__}}` a Python class) and compiles templates to
 Python source. Here the context is first converted to plain JSON values and names are only ever
 looked up as dict keys or list indexes, so no Python attribute is reachable. Output size,
-loop iterations and nesting are bounded (CONTRACT "Connectors": template language).
+loop iterations and nesting are bounded.
 
 Differences from Handlebars, on purpose: no HTML escaping (templates produce prompts, JSON and
 plain text), and a name not found in the current `#each` item is looked up in the enclosing scopes.
@@ -466,6 +466,6 @@ def condition_source(condition: str) -> str:
 
 
 def condition_holds(condition: str, context: dict[str, Any]) -> bool:
-    """CONTRACT: true when the rendered text is non-empty and not `false`/`0`."""
+    """True when the rendered text is non-empty and not `false`/`0`."""
     text = render(condition_source(condition), context).strip()
     return text not in ("", "false", "0")

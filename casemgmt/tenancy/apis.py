@@ -36,7 +36,7 @@ class BrandingApi(APIView):
 
     class InputSerializer(StrictSerializer):
         organizationName = StrictCharField(max_length=200)
-        # CONTRACT: logoUrl must be an http(s) URL; null or "" removes the logo.
+        # logoUrl must be an http(s) URL; null or "" removes the logo.
         logoUrl = serializers.URLField(max_length=500, allow_blank=True, allow_null=True)
         primaryColor = serializers.RegexField(
             HEX_COLOUR, error_messages={"invalid": "Must be a #RRGGBB colour."}
@@ -73,7 +73,7 @@ class BrandingApi(APIView):
 class TerminologyApi(APIView):
     required = {"GET": "", "PUT": "admin:tenant"}
 
-    # CONTRACT: PUT replaces all seven keys, each a string of 1..50 characters.
+    # PUT replaces all seven keys, each a string of 1..50 characters.
     InputSerializer = type(
         "TerminologyInputSerializer",
         (StrictSerializer,),
@@ -172,7 +172,7 @@ def activity_json(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
 
 
 class ActivityApi(APIView):
-    # spec: the activity feed is open to every signed-in user; the changes are not.
+    # The activity feed is open to every signed-in user; the changes are not.
     required = {"GET": ""}
 
     def get(self, request: Request) -> Response:

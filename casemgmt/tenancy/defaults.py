@@ -1,4 +1,4 @@
-"""What a new tenant starts with (spec: four themes, four roles, default terminology and branding)."""
+"""What a new tenant starts with: four themes, four roles, default terminology and branding."""
 
 DEFAULT_THEMES = [
     ("Light", True, {"--color-bg": "#ffffff", "--color-fg": "#1f2933", "--color-primary": "#2563eb", "--color-surface": "#f5f7fa"}),

@@ -55,7 +55,7 @@ ICON_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg"
 
 
 def manifest_for(tenant: Tenant | None) -> dict:
-    """spec: the web-app manifest is built from the branding (name, colours, logo as icon)."""
+    """The web-app manifest is built from the branding (name, colours, logo as icon)."""
     branding = Branding.objects.filter(tenant=tenant).first() if tenant else None
     name = branding.company_name if branding else "Case Management"
     background = "#ffffff"

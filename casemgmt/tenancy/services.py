@@ -167,7 +167,7 @@ def theme_create(
     _lock_themes(tenant)
     _ensure_unique_name(tenant, name)
     if is_default:
-        # CONTRACT: setting one theme as default unsets the others.
+        # Setting one theme as default unsets the others.
         Theme.objects.filter(tenant=tenant, is_default=True).update(is_default=False)
     theme = Theme.objects.create(tenant=tenant, name=name, css_variables=css_variables, is_default=is_default)
     _theme_audit(theme, actor, "created", isDefault=is_default, cssVariables=css_variables)
@@ -208,7 +208,7 @@ def theme_delete(*, theme: Theme, actor: Any) -> None:
     _lock_themes(theme.tenant)
     theme = Theme.objects.get(pk=theme.pk)
     if theme.is_default:
-        # CONTRACT: deleting the default theme is 409 invalid_state.
+        # Deleting the default theme is 409 invalid_state.
         raise errors.InvalidState("The default theme cannot be deleted.")
     _theme_audit(theme, actor, "deleted")
     theme.delete()

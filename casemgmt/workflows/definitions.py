@@ -68,7 +68,7 @@ def step_shape_errors(raw: Any) -> list[dict[str, str]]:
 
 
 def steps_of(definition: dict[str, Any]) -> list[dict[str, Any]]:
-    """The steps with `dependsOn` filled in (CONTRACT: default is the previous step)."""
+    """The steps with `dependsOn` filled in (default: the previous step)."""
     steps = [dict(step) for step in definition.get("steps") or [] if isinstance(step, dict)]
     for index, step in enumerate(steps):
         if step.get("dependsOn") is None:

@@ -115,7 +115,7 @@ def _enter(*, row: CaseStep, step: dict[str, Any], case: Any, actor: str) -> Non
 
 
 def _maybe_auto_close(*, case: Any, rows: list[CaseStep], actor: str) -> None:
-    """CONTRACT: a case whose last step completes stays active unless the workflow sets autoClose."""
+    """A case whose last step completes stays active unless the workflow sets autoClose."""
     if not case.workflow_version.auto_close or not rows or any(row.status not in DONE for row in rows):
         return
     from casemgmt.cases.models import Case

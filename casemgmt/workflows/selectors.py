@@ -20,7 +20,7 @@ def step_detail(step: CaseStep) -> dict[str, Any]:
         "status": step.status,
         "activatedAt": iso(step.activated_at),
     }
-    if step.completed_at is not None:  # spec: completedAt absent while active
+    if step.completed_at is not None:  # completedAt absent while active
         detail["completedAt"] = iso(step.completed_at)
     return detail
 

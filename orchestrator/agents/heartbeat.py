@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 
 
 def parse_tags(raw: str) -> list[str]:
-    """ORCH_AGENT_TAGS="gpu:yes,zone:eu" -> ["gpu:yes", "zone:eu"] (spec: `key:value` strings)."""
+    """ORCH_AGENT_TAGS="gpu:yes,zone:eu" -> ["gpu:yes", "zone:eu"] (tags are `key:value` strings)."""
     return [t.strip() for t in raw.split(",") if t.strip()]
 
 

@@ -1,4 +1,4 @@
-"""Task definitions, DAGs, contexts and parameter sets (spec "Endpoints"). Bodies are checked by the
+"""Task definitions, DAGs, contexts and parameter sets. Bodies are checked by the
 services (which list every problem); reads render through the small `*_out` functions below."""
 
 from __future__ import annotations

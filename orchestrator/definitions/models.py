@@ -1,4 +1,4 @@
-"""Task definitions, DAGs, contexts and parameter sets (spec "Resources and their fields").
+"""Task definitions, DAGs, contexts and parameter sets.
 
 Ids are caller-chosen path identifiers. Lists of references are JSON columns: they are small, read
 whole, and validated by the services (unknown tasks, cycles) rather than by foreign keys, so that a

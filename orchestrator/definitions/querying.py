@@ -1,4 +1,4 @@
-"""List conventions shared by the orchestrator's list endpoints (CONTRACT "Orchestrator": limit
+"""List conventions shared by the orchestrator's list endpoints (limit
 default 50, max 500; `sort=<field>:<asc|desc>`, unknown fields 400)."""
 
 from __future__ import annotations
@@ -67,5 +67,5 @@ def paged(queryset: QuerySet, page: Page) -> tuple[list, int]:
 
 
 def list_body(key: str, items: list, total: int, page: Page) -> dict:
-    """The spec's list shape: `{<key>: [...], total, limit, offset}`."""
+    """Every list answers `{<key>: [...], total, limit, offset}`."""
     return {key: items, "total": total, "limit": page.limit, "offset": page.offset}

@@ -58,7 +58,7 @@ def _check_dependencies(task_id: str, dependencies: list[str]) -> None:
     unknown = [d for d in dependencies if d not in known and d != task_id]
     if unknown:
         raise errors.ValidationFailed(f"unknown task(s): {', '.join(unknown)}", field="dependencies")
-    # spec (CONTRACT): a PUT whose dependencies would form a cycle is a 400
+    # a PUT whose dependencies would form a cycle is a 400
     cycle = upstream_path_to(task_id, dependencies)
     if cycle:
         raise errors.ValidationFailed(f"dependency cycle: {' -> '.join(cycle)}", field="dependencies")
@@ -95,7 +95,7 @@ def task_definition_delete(*, task_id: str) -> None:
     task = TaskDefinition.objects.select_for_update().filter(pk=task_id).first()
     if task is None:
         raise errors.NotFound(f"Task {task_id} not found.")
-    # spec (CONTRACT): DELETE of a task still referenced by a DAG or another task is a 409
+    # DELETE of a task still referenced by a DAG or another task is a 409
     dependents = [
         t.id for t in TaskDefinition.objects.only("id", "dependencies") if task_id in t.dependencies
     ]
@@ -141,7 +141,7 @@ def dag_put(*, dag_id: str, body: dict) -> tuple[Dag, bool]:
     known = set(TaskDefinition.objects.filter(pk__in=ids).values_list("id", flat=True))
     unknown = [i for i in ids if i not in known]
     if unknown:
-        # spec (CONTRACT): a DAG naming an unknown task is a 400
+        # a DAG naming an unknown task is a 400
         raise errors.ValidationFailed(f"unknown task(s): {', '.join(unknown)}", field="tasks")
     if context and not Context.objects.filter(pk=context).exists():
         raise errors.ValidationFailed(f"unknown context: {context}", field="context")
@@ -167,7 +167,7 @@ def context_put(*, context_id: str, body: dict) -> tuple[Context, bool]:
     if extends and extends != context_id and not Context.objects.filter(pk=extends).exists():
         raise errors.ValidationFailed(f"unknown context: {extends}", field="extends")
     context, created = _upsert(Context, context_id, dict(variables=variables, extends=extends))
-    context_chain(context_id)  # spec (CONTRACT): cycles through `extends` are a 400 (rolls back)
+    context_chain(context_id)  # cycles through `extends` are a 400 (rolls back)
     return context, created
 
 

@@ -1,4 +1,4 @@
-"""Shape checks for definition bodies, reported as CONTRACT validation errors (every problem listed)."""
+"""Shape checks for definition bodies, reported as 400 validation errors (every problem listed)."""
 
 from __future__ import annotations
 

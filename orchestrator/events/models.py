@@ -1,4 +1,4 @@
-"""Transactional outbox of run, task-run and agent events (spec "Events").
+"""Transactional outbox of run, task-run and agent events.
 
 Rows are written in the same transaction as the state change they describe; webhook delivery
 reads them later, so an event is never lost because the broker was down at that moment.

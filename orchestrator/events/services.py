@@ -9,7 +9,7 @@ from shared.api.time import iso, now_ms
 
 
 def event_emit(*, type: str, data: dict[str, Any]) -> Event:
-    """`data` is the spec payload's data object: run_id, dag_id, task_id, task_run_id, status,
+    """`data` is the webhook payload's data object: run_id, dag_id, task_id, task_run_id, status,
     start_time, end_time, duration_seconds (agent events carry agent fields instead)."""
     return Event.objects.create(
         type=type,
@@ -44,7 +44,7 @@ def event_emit_task_runs(task_runs: list[Any], run: Any) -> None:
 
 
 def event_emit_task_run(task_run: Any, run: Any) -> Event:
-    """`task.<status>` for a task run's new state (spec "Events" payload data)."""
+    """`task.<status>` for a task run's new state (its payload data)."""
     return event_emit(type=f"task.{task_run.status}", data=task_run_event_data(task_run, run))
 
 

@@ -1,5 +1,4 @@
-"""Scheduling, runs, logs, cancel, rerun and queues (spec "Scheduling and execution", "Runs and
-logs", "Agents and queues")."""
+"""Scheduling, runs, logs, cancel, rerun, agents and queues."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from orchestrator.runs import schemas, selectors, services
 from orchestrator.runs.models import Run, TaskRun
 from shared.api.time import iso
 
-OPERATOR_POST = {"POST": "operator"}  # CONTRACT: operators may schedule, cancel and rerun
+OPERATOR_POST = {"POST": "operator"}  # operators may schedule, cancel and rerun
 
 
 def duration(start, end) -> int | None:
@@ -187,7 +186,7 @@ class QueueListApi(APIView):
 
 
 class QueuePurgeApi(APIView):
-    # CONTRACT role matrix: purge is admin-only (the default for non-GET methods)
+    # Purge is admin-only (the role default for non-GET methods)
 
     @extend_schema(request=None, responses=schemas.PurgeOut)
     def post(self, request: Request, queue_name: str) -> Response:

@@ -158,7 +158,7 @@ class CommandRunner:
         # Only parameters and env_vars resolve ${NAME}; the agent's own PATH/HOME never do.
         command, unknown = substitute(ex.command, ex.env)
         if unknown:
-            # spec (CONTRACT): an unknown ${NAME} fails the task run with a clear log line
+            # an unknown ${NAME} fails the task run with a clear log line
             names = ", ".join(f"${{{n}}}" for n in dict.fromkeys(unknown))
             self.sink.add(f"[orchestrator] unknown parameter(s) {names} in command; task run failed")
             self.sink.flush()

@@ -1,4 +1,4 @@
-"""Task run and run state machine (CONTRACT "Orchestrator": run status rules).
+"""Task run and run state machine (run status follows its task runs).
 
 Every transition is a conditional UPDATE (`WHERE status = ...`), so a duplicate or late Celery
 message can never run a task twice or bring a cancelled one back. Run-level changes (start, fail,
@@ -99,7 +99,7 @@ def queue_ready(run: Run) -> list[Wakeup]:
 @transaction.atomic
 def run_start(*, run_id: str) -> None:
     """Queues a freshly scheduled run's roots (a second transaction, so that scheduling itself
-    yields `pending` everywhere, as the spec says)."""
+    yields `pending` everywhere, as a freshly scheduled run must read)."""
     run = lock_run(run_id)
     send_on_commit(queue_ready(run))
 
@@ -169,7 +169,7 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
 
 @transaction.atomic
 def _mark_run_running(run_id: str) -> None:
-    # spec (CONTRACT): a run is pending until its first task run starts executing
+    # a run is pending until its first task run starts executing
     if Run.objects.filter(pk=run_id, status=PENDING).update(status=RUNNING):
         event_emit_run(Run.objects.get(pk=run_id))
 
@@ -402,7 +402,7 @@ def complete_run_if_done(run_id: str) -> bool:
 
 
 def fail_run(run: Run, now) -> None:
-    """spec (CONTRACT): a run fails as soon as a task run fails for good; its dependents never start
+    """A run fails as soon as a task run fails for good; its dependents never start
     (pending and queued task runs are cancelled); task runs already running may finish."""
     if run.status not in (PENDING, RUNNING):
         return

@@ -1,4 +1,4 @@
-"""Turns definitions and a schedule request into task runs (CONTRACT parameter precedence)."""
+"""Turns definitions and a schedule request into task runs (parameter precedence: see `build_task_runs`)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def parse_options(body: dict, p: Problems) -> ScheduleOptions:
         p.add("parameters", "must be an object of string values")
     else:
         opts.parameters = raw_params or {}
-    # spec: timeout_seconds is a positive integer (400 with details.field otherwise)
+    # timeout_seconds is a positive integer (400 with details.field otherwise)
     opts.timeout_seconds = _integer(p, body, "timeout_seconds", minimum=1, maximum=7 * 24 * 3600)
     opts.retries = _integer(p, body, "retries", minimum=0, maximum=MAX_RETRIES) or 0
     opts.retry_delay_seconds = (
@@ -92,7 +92,7 @@ def split_parameters(
 
 
 def new_task_run_ids(task_ids: list[str]) -> dict[str, str]:
-    """`<task_id>_<8 lowercase hex>` (CONTRACT), re-drawn on the rare clash with an existing id.
+    """`<task_id>_<8 lowercase hex>`, re-drawn on the rare clash with an existing id.
     The fixed-length suffix makes ids of distinct tasks distinct."""
     ids = {t: f"{t}_{secrets.token_hex(4)}" for t in task_ids}
     while clashes := set(TaskRun.objects.filter(pk__in=ids.values()).values_list("pk", flat=True)):

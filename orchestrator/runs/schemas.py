@@ -1,5 +1,5 @@
 """OpenAPI shapes of the scheduling, runs, logs and queue endpoints (documentation only: bodies are
-validated by the services, which list every problem in the CONTRACT error shape)."""
+validated by the services, which list every problem in the one error body shape)."""
 
 from rest_framework import serializers
 

@@ -1,4 +1,4 @@
-"""Scheduling, cancel, rerun and queue purge (spec "Scheduling and execution", "Agents and queues")."""
+"""Scheduling, cancel, rerun and queue purge."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _create_run(
             event_emit_run(run)
             event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], run)
     except IntegrityError:
-        # spec (CONTRACT): a duplicate run_id is a 409
+        # a duplicate run_id is a 409
         if Run.objects.filter(pk=run_id).exists():
             raise errors.AlreadyExists(f"Run {run_id} already exists.", field="run_id") from None
         raise
@@ -64,7 +64,7 @@ def _reject_known_run_id(run_id: str | None) -> None:
 
 
 def run_schedule_task(*, body: dict) -> tuple[Run, list[TaskRun]]:
-    """spec (CONTRACT): the task and every task it depends on, transitively, as one run; dag_id null."""
+    """The task and every task it depends on, transitively, as one run; dag_id null."""
     task_id = check_task_id(body.get("task_id"), "task_id")
     if not TaskDefinition.objects.filter(pk=task_id).exists():
         raise errors.NotFound(f"Task {task_id} not found.")
@@ -130,7 +130,7 @@ def get_run(run_id: str) -> Run:
 
 @transaction.atomic
 def run_cancel(*, run_id: str, force: bool) -> int:
-    """spec (CONTRACT): pending/queued task runs cancelled, running ones stopped (SIGTERM, SIGKILL
+    """Pending/queued task runs cancelled, running ones stopped (SIGTERM, SIGKILL
     after the grace period; force: SIGKILL at once); the run is `cancelled` at once."""
     get_run(run_id)
     run = lifecycle.lock_run(run_id)

@@ -26,7 +26,7 @@ def challenge(exc: errors.NotAuthenticated) -> errors.NotAuthenticated:
 class OrchestratorAuthentication(BaseAuthentication):
     def authenticate(self, request: Any) -> tuple[Any, Any] | None:
         if not settings.ORCH_SECURITY_ENABLED:
-            return None  # spec: no credential is required, so a stale one must not turn into a 401
+            return None  # security off: no credential is required, so a stale one must not turn into a 401
         try:
             return self._authenticate(request)
         except errors.NotAuthenticated as exc:

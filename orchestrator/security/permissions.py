@@ -1,4 +1,4 @@
-"""CONTRACT role matrix: viewer GET; operator also schedule, cancel, rerun; admin everything.
+"""Role matrix: viewer GET; operator also schedule, cancel, rerun; admin everything.
 
 Views may set `min_role = {"POST": "operator"}`; otherwise GET/HEAD/OPTIONS need viewer and every
 other method needs admin. Views with `public = True` (health) are always open.

@@ -1,4 +1,4 @@
-"""API keys (CONTRACT: created with `create_api_key`, shown once, stored hashed, revocable)."""
+"""API keys (created with `create_api_key`, shown once, stored hashed, revocable)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def _overall(backend_ok: bool, agents: str) -> str:
 
 
 class HealthApi(APIView):
-    """Exempt from security (CONTRACT). 503 only when the database is unreachable; no agents is
+    """Exempt from security (the one open route). 503 only when the database is unreachable; no agents is
     `degraded` (the API still works; queued tasks wait)."""
 
     public = True
@@ -88,7 +88,7 @@ class MetricsApi(APIView):
 
 class PrometheusMetricsApi(APIView):
     """Prometheus text at /metrics, behind the same credentials as the API when security is on
-    (CONTRACT: only /api/health is exempt); scrapers send a viewer `X-API-Key`."""
+    (only /api/health is exempt); scrapers send a viewer `X-API-Key`."""
 
     def get(self, request: Request) -> HttpResponse:
         return ExportToDjangoView(request._request)

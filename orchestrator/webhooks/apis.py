@@ -1,4 +1,4 @@
-"""Webhook registrations (spec "Webhooks"). The secret and headers are write-only."""
+"""Webhook registrations. The secret and headers are write-only."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ RESERVED_HEADERS = {"host", "content-type", "content-length", "user-agent", "tra
 
 
 class StrictCharField(serializers.CharField):
-    """spec: headers and filters map strings to strings; 3 or true are not silently stringified."""
+    """Headers and filters map strings to strings; 3 or true are not silently stringified."""
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
@@ -44,7 +44,7 @@ class WebhookOutputSerializer(serializers.Serializer):
 
 
 class WebhookListCreateApi(APIView):
-    """GET needs viewer; POST needs admin (CONTRACT: admin: everything else)."""
+    """GET needs viewer; POST needs admin (admins may do everything viewers and operators may not)."""
 
     class InputSerializer(serializers.Serializer):
         name = StrictCharField(max_length=200)

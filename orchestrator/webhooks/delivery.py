@@ -62,7 +62,7 @@ def _send(delivery: Delivery) -> tuple[int | None, str]:
     """Returns (status code or None, error text). The error text never includes headers or secret."""
     body = delivery.body.encode("utf-8")
     try:
-        check_url(delivery.webhook.url)  # spec/CONTRACT: re-checked at delivery (DNS may have changed)
+        check_url(delivery.webhook.url)  # re-checked at delivery (DNS may have changed)
     except UnsafeTarget as exc:
         return None, f"refused: {exc}"
     try:

@@ -8,7 +8,7 @@ from django.db import models
 
 from orchestrator.events.models import Event
 
-# spec "Events": the types a registration may subscribe to.
+# The event types a registration may subscribe to.
 EVENT_TYPES = (
     "task.pending", "task.queued", "task.running", "task.completed", "task.failed",
     "dag.pending", "dag.running", "dag.completed", "dag.failed",

@@ -1,7 +1,7 @@
-"""The bytes a webhook receives (spec "Events", delivery rules 2 and 3).
+"""The bytes a webhook receives: the JSON body `{event, timestamp, data}` and its signature.
 
-Task and DAG events: `data` carries exactly the spec keys (absent ones as null) plus whatever else the
-emitter recorded. Agent events (payload "not shown" in the spec, decided in docs/decisions.md):
+Task and DAG events: `data` carries every `RUN_KEYS` key (absent ones as null) plus whatever else the
+emitter recorded. Agent events (see docs/decisions.md, "Webhooks and events"):
 `data` = {agent_id, status, last_heartbeat, queues, tags}.
 """
 
@@ -42,5 +42,5 @@ def payload_body(event: Event) -> str:
 
 
 def signature(secret: str, body: bytes) -> str:
-    """CONTRACT: `sha256=<hex HMAC-SHA256 of the raw body>`."""
+    """`sha256=<hex HMAC-SHA256 of the raw body>`, keyed with the registration's secret."""
     return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()

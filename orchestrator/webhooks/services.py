@@ -43,7 +43,7 @@ def webhook_delete(*, webhook_id: str) -> None:
 
 
 def _filters_match(filters: dict[str, Any], event: Event) -> bool:
-    # spec: deliver when the registration's filters (dag_id, task_id) match the event.
+    # Deliver when the registration's filters (dag_id, task_id) match the event.
     for key, wanted in (filters or {}).items():
         actual = getattr(event, key, "") or ""
         allowed = wanted if isinstance(wanted, list) else [wanted]

@@ -1,6 +1,6 @@
 """One error family for both services, rendered once by `shared.api.handler`.
 
-Services raise these; views never build error dicts by hand. The body shape is the CONTRACT's:
+Services raise these; views never build error dicts by hand. Every error body has this shape:
 ``{"error": true, "code", "message", "details": {"field", "error", "errors": [...]}}``.
 """
 

@@ -1,4 +1,4 @@
-"""Maps every exception a view can raise to the CONTRACT error body."""
+"""Maps every exception a view can raise to the one error body (shape in `shared.api.errors`)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def to_application_error(exc: Exception) -> errors.ApplicationError | None:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
-    """DRF EXCEPTION_HANDLER: every error leaves in the CONTRACT shape; a 500 never leaks a traceback."""
+    """DRF EXCEPTION_HANDLER: every error leaves in the one error shape; a 500 never leaks a traceback."""
     app_error = to_application_error(exc)
     if app_error is None:
         request = context.get("request")

@@ -41,7 +41,7 @@ class RequestIDMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        # Exceptions escaping non-DRF views: keep the CONTRACT shape and never leak a traceback.
+        # Exceptions escaping non-DRF views: keep the one error body shape and never leak a traceback.
         if isinstance(exception, RequestDataTooBig):
             return error_response(errors.PayloadTooLarge())
         # Http404 / PermissionDenied raised by non-DRF views (e.g. Django admin) are 404 / 403, not 500.

@@ -1,4 +1,4 @@
-"""A JSON parser whose failures are the CONTRACT's 400 rather than DRF's generic message."""
+"""A JSON parser whose failures are our 400 error body rather than DRF's generic message."""
 
 from __future__ import annotations
 

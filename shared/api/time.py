@@ -1,4 +1,4 @@
-"""Timestamps as the CONTRACT writes them: ISO 8601 UTC with a `Z`, millisecond precision."""
+"""Timestamps as both APIs write them: ISO 8601 UTC with a `Z`, millisecond precision."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Django-level handlers so that errors outside DRF views keep the CONTRACT shape."""
+"""Django-level handlers so that errors outside DRF views keep the one error body shape."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The CONTRACT hash: sha256 over previousHash + canonical JSON of {id, timestamp, actor, action,
+"""The audit chain hash: sha256 over previousHash + canonical JSON of {id, timestamp, actor, action,
 resource, changes} with sorted keys, no whitespace, UTF-8."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Permission strings with wildcards, and the DRF permission class views declare per operation.
 
-Rules (CONTRACT "Identity, permissions, tenancy"):
+Rules:
 - `*` matches everything;
 - `<prefix>:*` matches every permission starting with `<prefix>:` (and `<prefix>:*` itself);
 - anything else matches only itself.

@@ -28,7 +28,7 @@ def chain_tenant(db):
     return Tenant.objects.create(name=f"audit-{uuid.uuid4().hex[:8]}")
 
 
-def test_first_entry_links_to_genesis_and_hash_follows_the_contract(chain_tenant):
+def test_first_entry_links_to_genesis_and_hash_covers_canonical_fields(chain_tenant):
     first, second = append(chain_tenant, 2)
     assert first.previous_hash == GENESIS_HASH
     assert second.previous_hash == first.hash

@@ -132,7 +132,7 @@ LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_MODEL = env.str("LLM_MODEL", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=30.0)
-# Workflows (issue #5): agent-step retries, the queue agent steps run on, the SLA scan.
+# Workflows: agent-step retries, the queue agent steps run on, the SLA scan.
 LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=3)
 LLM_RETRY_BASE_SECONDS = env.float("LLM_RETRY_BASE_SECONDS", default=1.0)
 LLM_RETRY_MAX_SECONDS = env.float("LLM_RETRY_MAX_SECONDS", default=60.0)

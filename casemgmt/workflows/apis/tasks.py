@@ -1,4 +1,4 @@
-"""Human task endpoints (spec "Tasks"; CONTRACT "Tasks")."""
+"""Human task endpoints: inbox, detail, claim, complete, draft, reassign and escalate."""
 
 from __future__ import annotations
 

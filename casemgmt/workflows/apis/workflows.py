@@ -1,4 +1,4 @@
-"""Workflow definition endpoints (CONTRACT "Workflows"). Permissions: workflows:read for reads,
+"""Workflow definition endpoints. Permissions: workflows:read for reads,
 workflows:write for create/edit, workflows:publish for publish/withdraw (`workflows:*` grants all)."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class DefinitionInput(serializers.Serializer):
     )
 
     def validate_steps(self, steps: list[Any]) -> list[Any]:
-        # Every type problem at once, as one 400 (a `type` that is a list used to be a 500 at publish).
+        # Every type problem at once, as one 400 (a `type` given as a list must not crash publish).
         errors = step_shape_errors(steps)
         if errors:
             raise ValidationFailed.from_errors(errors)

@@ -19,7 +19,7 @@ from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services.tasks import _audit, task_open
 from shared.api.time import now_ms
 
-# CONTRACT `onFailure`: fail_case (default), skip, escalate; `fail` is an alias of fail_case.
+# `onFailure`: fail_case (default), skip, escalate; `fail` is an alias of fail_case.
 ON_FAILURE = ("fail", "fail_case", "skip", "escalate")
 
 

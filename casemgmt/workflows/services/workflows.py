@@ -89,7 +89,7 @@ def workflow_update(
     outcomes: list[str] | None = None,
 ) -> Workflow:
     workflow = _locked(workflow)
-    if workflow.status != Workflow.DRAFT:  # spec: PUT on drafts only
+    if workflow.status != Workflow.DRAFT:  # PUT on drafts only
         raise InvalidState(f"Workflow is {workflow.status}; only drafts can be edited.")
     workflow.name, workflow.auto_close, workflow.sla_hours = name, auto_close, sla_hours
     workflow.definition = _definition(steps, outcomes)

@@ -8,8 +8,8 @@ from django.db import transaction
 
 from casemgmt.workflows.steps import register
 
-# CONTRACT: fail_case (default), skip, escalate; `fail` is kept as an alias of fail_case for
-# definitions published before the CONTRACT spelling was adopted.
+# `onFailure`: fail_case (default), skip, escalate; `fail` is kept as an alias of fail_case for
+# definitions published before the `fail_case` spelling was adopted.
 ON_FAILURE = ("fail_case", "fail", "skip", "escalate")
 RESPONSE_FORMATS = ("text", "json")
 

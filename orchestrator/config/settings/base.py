@@ -74,11 +74,11 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Orchestrator API",
     "VERSION": SERVICE_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
-    # CONTRACT: with security on only /api/health is open; the schema needs a viewer.
+    # With security on only /api/health is open; the schema needs a viewer.
     "SERVE_PERMISSIONS": ["orchestrator.security.permissions.RolePermission"],
 }
 
-# Security (CONTRACT: default off for the embedded run, on in deploy/).
+# Security: off by default for the embedded run, on in deploy/.
 ORCH_SECURITY_ENABLED = env.bool("ORCH_SECURITY_ENABLED", default=False)
 JWT = {
     "SIGNING_KEY": env.str("ORCH_JWT_SIGNING_KEY", default="") or SECRET_KEY,

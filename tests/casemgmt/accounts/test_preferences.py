@@ -18,7 +18,7 @@ def user(make_user, tenant):
     return make_user(tenant, roles=["viewer"])
 
 
-def test_defaults_follow_the_contract(api, user):
+def test_preference_defaults(api, user):
     response = api(user).get("/auth/preferences")
     assert response.status_code == 200
     assert response.json() == DEFAULTS

@@ -100,7 +100,7 @@ def test_verify_permissions(api, make_user, tenant, outsider, case_with_history)
     url = f"/cases/{case_with_history.id}/events/verify"
     assert (
         api(make_user(tenant, permissions=["audit:read"])).post(url).status_code == 200
-    )  # spec: audit:read alone
+    )  # audit:read alone is enough
     assert api(make_user(tenant, permissions=["cases:read"])).post(url).status_code == 403
     assert api(outsider).post(url).status_code == 404
     assert api(None).post(url).status_code == 401

@@ -36,7 +36,7 @@ def test_register_returns_the_case_type_with_every_field(api, admin_user):
 @pytest.mark.parametrize(
     ("key", "prefix"), [("insurance_claim", "IC"), ("complaint", "COM"), ("a_b_c", "ABC")]
 )
-def test_default_prefix_follows_the_contract_rule(api, admin_user, key, prefix):
+def test_default_prefix_is_initials_else_first_three_letters(api, admin_user, key, prefix):
     assert post_type(api(admin_user), key=key).json()["prefix"] == prefix
 
 

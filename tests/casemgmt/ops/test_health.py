@@ -62,7 +62,7 @@ def test_openapi_document_and_docs_page(db, client):
     assert client.get("/docs").status_code == 200
 
 
-def test_unknown_route_is_a_contract_404(db, client):
+def test_unknown_route_is_a_json_404(db, client):
     body = assert_error_shape(client.get("/no/such/route"), 404, "not_found")
     assert "/no/such/route" in body["message"]
 
@@ -72,12 +72,12 @@ def test_malformed_json_is_a_400(db, client):
     assert_error_shape(response, 400, "validation_error")
 
 
-def test_wrong_method_is_a_contract_405(db, client):
+def test_wrong_method_is_a_json_405(db, client):
     assert_error_shape(client.get("/auth/login"), 405, "method_not_allowed")
 
 
 @pytest.mark.parametrize("header", [None, "Bearer not-a-jwt", "Basic abc", "Bearer "])
-def test_missing_or_bad_token_is_a_contract_401(db, client, header):
+def test_missing_or_bad_token_is_a_json_401(db, client, header):
     extra = {"HTTP_AUTHORIZATION": header} if header else {}
     assert_error_shape(client.post("/auth/logout", **extra), 401, "not_authenticated")
 

@@ -1,4 +1,4 @@
-"""The template renderer: the spec's variables and helpers, and a sandbox hostile templates cannot leave."""
+"""The template renderer: its variables and helpers, and a sandbox hostile templates cannot leave."""
 
 from __future__ import annotations
 

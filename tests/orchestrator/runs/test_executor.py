@@ -57,7 +57,7 @@ def test_a_stale_message_does_nothing(api):
 
 
 def test_agent_environment_does_not_resolve_references(api):
-    """CONTRACT: only parameters and env_vars resolve ${NAME}; ${HOME} of the agent is unknown."""
+    """Only parameters and env_vars resolve ${NAME}; ${HOME} of the agent is unknown."""
     tr = run_in_process(api, "homeless", "echo ${HOME}")
     assert tr.status == "failed"
     assert "unknown parameter(s) ${HOME}" in api.get(f"/api/tasks/{tr.id}/logs").json()["logs"]

@@ -1,4 +1,4 @@
-"""CONTRACT role matrix over every route group, with security on: anonymous 401; viewer may GET;
+"""The role matrix over every route group, with security on: anonymous 401; viewer may GET;
 operator may also schedule, cancel and rerun; admin may do everything. `/api/health` is open.
 
 "Allowed" means the request got past authorization (any answer but 401/403: unknown ids give 404,

@@ -54,12 +54,12 @@ def test_openapi_document(db, api):
     }
 
 
-def test_unknown_route_is_a_contract_404(db, api):
+def test_unknown_route_is_a_json_404(db, api):
     assert_error_shape(api.get("/api/nope"), 404, "not_found")
 
 
 def test_malformed_json_is_a_400(db, api):
-    # /api/status has no POST: 405 in the CONTRACT shape; malformed JSON needs a POST route, which
+    # /api/status has no POST: 405 in the one error shape; malformed JSON needs a POST route, which
     # the definitions endpoints add. Here: the 405 mapping.
     assert_error_shape(
         api.post("/api/status", data="{bad", content_type="application/json"), 405, "method_not_allowed"

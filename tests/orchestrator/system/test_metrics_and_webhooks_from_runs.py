@@ -1,5 +1,5 @@
 """Real runs on a real agent: /api/metrics, /api/status and Prometheus figures move, and the events
-the run emitted reach a webhook receiver with the spec payload."""
+the run emitted reach a webhook receiver with the documented payload."""
 
 from __future__ import annotations
 
