@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.system import schemas, selectors
+from orchestrator.system import openapi, selectors
 from shared.health import probe_database
 
 STARTED_AT = time.monotonic()
@@ -33,7 +33,7 @@ class HealthApi(APIView):
     public = True
     authentication_classes: list = []
 
-    @extend_schema(responses={200: schemas.HEALTH, 503: schemas.HEALTH}, auth=[])
+    @extend_schema(responses={200: openapi.HEALTH, 503: openapi.HEALTH}, auth=[])
     def get(self, request: Request) -> Response:
         db = probe_database()
         agents = selectors.agents_status(selectors.agent_counts()) if db.ok else "unknown"
@@ -51,7 +51,7 @@ class HealthApi(APIView):
 
 
 class StatusApi(APIView):
-    @extend_schema(responses=schemas.STATUS)
+    @extend_schema(responses=openapi.STATUS)
     def get(self, request: Request) -> Response:
         db = probe_database()
         if db.ok:
@@ -81,7 +81,7 @@ class StatusApi(APIView):
 
 
 class MetricsApi(APIView):
-    @extend_schema(responses=schemas.METRICS)
+    @extend_schema(responses=openapi.METRICS)
     def get(self, request: Request) -> Response:
         return Response(selectors.metrics_snapshot())
 

@@ -10,25 +10,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import list_body
 from orchestrator.webhooks import selectors, services
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import EVENT_TYPES, FILTER_KEYS
-from shared.api.pagination import get_page
+from shared.api.fields import StrictCharField
+from shared.api.pagination import get_page, list_body
 from shared.api.time import iso
 
 SUBSCRIBABLE = (*EVENT_TYPES, "task.cancelled", "dag.cancelled")
 HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 RESERVED_HEADERS = {"host", "content-type", "content-length", "user-agent", "transfer-encoding", "connection"}
-
-
-class StrictCharField(serializers.CharField):
-    """spec: headers and filters map strings to strings; 3 or true are not silently stringified."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class WebhookOutputSerializer(serializers.Serializer):
