@@ -110,6 +110,18 @@ def task_run_out(tr: TaskRun, logs: str | None = None) -> dict:
     return out
 
 
+def queue_out(queue: selectors.QueueState) -> dict:
+    return {
+        "name": queue.name,
+        "length": len(queue.queued),
+        "consumer_count": queue.consumer_count,
+        "tasks": [
+            {"task_run_id": task_run_id, "dag_run_id": run_id, "position": position}
+            for position, (task_run_id, run_id) in enumerate(queue.queued)
+        ],
+    }
+
+
 class ScheduleTaskApi(APIView):
     min_role = OPERATOR_POST
 
@@ -267,9 +279,12 @@ class TaskLogsApi(APIView):
 
 
 class QueueListApi(APIView):
-    @extend_schema(responses=openapi.QueueList)
+    @extend_schema(operation_id="queues_list", responses=openapi.QueueList)
     def get(self, request: Request) -> Response:
-        return Response({"queues": selectors.queue_overview()})
+        page = page_of(request.query_params)
+        queues = selectors.queue_overview()
+        items = [queue_out(q) for q in queues[page.offset : page.offset + page.limit]]
+        return Response(list_body("queues", items, len(queues), page))
 
 
 class QueuePurgeApi(APIView):

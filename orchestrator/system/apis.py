@@ -73,7 +73,7 @@ class StatusApi(APIView):
                     # one orchestrator process answers this request; the count is of instances seen
                     "orchestrator": {"status": "healthy", "count": 1},
                     "agents": {"status": agents, **counts},
-                    "ui": {"status": "healthy"},  # the API docs (/docs) and admin UI are served here
+                    "ui": {"status": selectors.ui_status()},
                 },
                 "queues": {"total_pending_tasks": sum(q["length"] for q in queues), "queues": queues},
             }

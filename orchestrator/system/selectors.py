@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 import shutil
 from datetime import timedelta
 from typing import Any
@@ -9,11 +11,16 @@ from typing import Any
 import psutil
 from django.conf import settings
 from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F, Q
+from django.template.loader import get_template
+from django.urls import resolve, reverse
+from drf_spectacular.generators import SchemaGenerator
 
 from orchestrator.agents.models import Agent
 from orchestrator.definitions.models import TaskDefinition
 from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskRun
 from shared.api.time import now_ms
+
+logger = logging.getLogger(__name__)
 
 TASK_STATES = ("pending", "queued", "running", "completed", "failed", "cancelled")
 RUN_STATES = ("pending", "running", "completed", "failed", "cancelled")
@@ -112,3 +119,26 @@ def metrics_snapshot() -> dict[str, Any]:
         },
         "resources": resources(),
     }
+
+
+def ui_status() -> str:
+    """The UI this process serves is the API documentation page over the OpenAPI document. It is
+    `healthy` when both routes resolve to views, the page's template loads and the document builds;
+    anything else is `unhealthy` (logged), so a broken deploy of the docs shows on /api/status."""
+    try:
+        for name in ("docs", "openapi"):
+            resolve(reverse(name))
+        get_template("drf_spectacular/redoc.html")
+        _openapi_document_builds()
+    except Exception:  # any failure to serve the docs is the answer here, not a 500
+        logger.warning("the documentation UI cannot be served", exc_info=True)
+        return "unhealthy"
+    return "healthy"
+
+
+@functools.cache
+def _openapi_document_builds() -> bool:
+    """Built once per process: the document depends only on the code, which does not change while
+    the process runs. A failure is not cached, so it is tried again on the next status request."""
+    SchemaGenerator().get_schema(request=None, public=True)
+    return True
