@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
+from orchestrator.security.models import ApiKey
 from shared.api import errors
 from shared.auth import apikeys, tokens
 
@@ -39,8 +40,6 @@ def jwt_config() -> tokens.JWTConfig:
 
 
 def principal_from_api_key(raw: str) -> Principal:
-    from orchestrator.security.models import ApiKey
-
     key = ApiKey.objects.filter(key_hash=apikeys.hash_key(raw), revoked_at__isnull=True).first()
     if key is None:
         raise errors.NotAuthenticated("API key is invalid or revoked.")
