@@ -16,8 +16,6 @@ from shared.api.time import iso, now_ms
 
 
 def agent_out(agent: Agent, *, stale_before: datetime, assigned: list[str]) -> dict:
-    """`active` only while the heartbeat is fresh, so an agent reads `offline` as soon as it is
-    stale, even before the sweeper has marked it."""
     live = agent.status == "active" and agent.last_heartbeat >= stale_before
     return {
         "agent_id": agent.agent_id,
@@ -30,6 +28,9 @@ def agent_out(agent: Agent, *, stale_before: datetime, assigned: list[str]) -> d
 
 
 class AgentListApi(APIView):
+    """Status is judged from the heartbeat age (AGENT_STALE_SECONDS), not only the stored flag, so
+    an agent reads `offline` as soon as it is stale even before the sweeper has run."""
+
     @extend_schema(operation_id="agents_list", responses=openapi.AgentList)
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)

@@ -21,5 +21,6 @@ def running_task_runs_by_agent(agent_ids: list[str]) -> dict[str, list[str]]:
         .values_list("id", "agent_id")
     )
     for task_run_id, agent_id in rows:
-        assigned.setdefault(agent_id, []).append(task_run_id)
+        if agent_id is not None:  # a running task run always names its agent
+            assigned.setdefault(agent_id, []).append(task_run_id)
     return assigned

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -13,8 +13,10 @@ from orchestrator.definitions.validation import check_id
 from shared.api import errors
 from shared.api.time import now_ms
 
+Definition = TypeVar("Definition", TaskDefinition, Dag, Context, ParameterSet)
 
-def _upsert(model, pk: str, fields: dict[str, Any]) -> tuple[Any, bool]:
+
+def _upsert(model: type[Definition], pk: str, fields: dict[str, Any]) -> tuple[Definition, bool]:
     now = now_ms()
     obj = model.objects.select_for_update().filter(pk=pk).first()
     if obj is None:

@@ -67,10 +67,9 @@ def read_options(body: dict, p: Problems) -> ScheduleOptions:
 def _required_id(body: dict, field: str, *, task: bool) -> str:
     """A missing or malformed id is reported alone, before the other fields are read."""
     value = body.get(field)
-    if task and (not isinstance(value, str) or not ID_RE.match(value)):
-        raise errors.ValidationFailed(f"{field} is required and must be a task id", field=field)
-    if not task and (not isinstance(value, str) or not value):
-        raise errors.ValidationFailed(f"{field} is required", field=field)
+    if not isinstance(value, str) or not (ID_RE.match(value) if task else value):
+        message = f"{field} is required and must be a task id" if task else f"{field} is required"
+        raise errors.ValidationFailed(message, field=field)
     return value
 
 

@@ -5,6 +5,7 @@ import time
 from django.conf import settings
 from django.http import HttpResponse
 from django_prometheus.exports import ExportToDjangoView
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -90,5 +91,6 @@ class PrometheusMetricsApi(APIView):
     """Prometheus text at /metrics, behind the same credentials as the API when security is on
     (CONTRACT: only /api/health is exempt); scrapers send a viewer `X-API-Key`."""
 
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
     def get(self, request: Request) -> HttpResponse:
         return ExportToDjangoView(request._request)

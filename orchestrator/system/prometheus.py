@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 DURATION_BUCKETS = (1, 5, 15, 60, 300, 900, 3600)
 
 
-def _duration_histogram(name: str, doc: str, model) -> HistogramMetricFamily:
+def _duration_histogram(name: str, doc: str, model: type[Run] | type[TaskRun]) -> HistogramMetricFamily:
     duration = ExpressionWrapper(F("end_time") - F("start_time"), output_field=DurationField())
     rows = model.objects.filter(
         status__in=FINISHED, start_time__isnull=False, end_time__isnull=False

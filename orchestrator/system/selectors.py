@@ -68,7 +68,7 @@ def queue_lengths() -> list[dict[str, Any]]:
     return [{"name": name, "length": lengths.get(name, 0)} for name in sorted(names)]
 
 
-def status_counts(model, states: tuple[str, ...]) -> dict[str, int]:
+def status_counts(model: type[Run] | type[TaskRun], states: tuple[str, ...]) -> dict[str, int]:
     rows = dict(model.objects.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
     counts = {state: rows.get(state, 0) for state in states}
     counts["total"] = sum(rows.values())
@@ -83,7 +83,7 @@ def to_seconds(value: Any) -> float:
     return round(float(value) / 1_000_000, 3)  # SQLite averages durations as microseconds
 
 
-def _average_duration(model) -> float:
+def _average_duration(model: type[Run] | type[TaskRun]) -> float:
     duration = ExpressionWrapper(F("end_time") - F("start_time"), output_field=DurationField())
     finished = model.objects.filter(status__in=FINISHED, start_time__isnull=False, end_time__isnull=False)
     return to_seconds(finished.aggregate(avg=Avg(duration))["avg"])
