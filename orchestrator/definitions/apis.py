@@ -63,8 +63,8 @@ def parameter_set_out(pset: ParameterSet, *, detail: bool = False) -> dict:
     return out
 
 
-def deleted_out(message: str) -> Response:
-    return Response({"success": True, "message": message})
+def deleted_out(message: str) -> dict:
+    return {"success": True, "message": message}
 
 
 class TaskListApi(APIView):
@@ -101,7 +101,7 @@ class TaskDetailApi(APIView):
     @extend_schema(responses=openapi.Deleted)
     def delete(self, request: Request, task_id: str) -> Response:
         services.task_definition_delete(task_id=task_id)
-        return deleted_out(f"Task {task_id} deleted.")
+        return Response(deleted_out(f"Task {task_id} deleted."))
 
 
 class DagListApi(APIView):
@@ -159,7 +159,7 @@ class DagDetailApi(APIView):
     @extend_schema(responses=openapi.Deleted)
     def delete(self, request: Request, dag_id: str) -> Response:
         services.dag_delete(dag_id=dag_id)
-        return deleted_out(f"DAG {dag_id} deleted.")
+        return Response(deleted_out(f"DAG {dag_id} deleted."))
 
 
 class ContextListApi(APIView):

@@ -121,6 +121,58 @@ def queue_out(queue: selectors.QueueState) -> dict:
     }
 
 
+def schedule_task_out(run: Run, task_runs: list[TaskRun]) -> dict:
+    target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
+    return {
+        "success": True,
+        "run_id": run.run_id,
+        "dag_run_id": run.run_id,
+        "task_run_id": target.id,
+        "status": run.status,
+        "start_time": iso(run.start_time),
+    }
+
+
+def schedule_dag_out(run: Run, task_runs: list[TaskRun]) -> dict:
+    return {
+        "success": True,
+        "run_id": run.run_id,
+        "status": run.status,
+        "start_time": iso(run.start_time),
+        "tasks": [{"id": tr.task_id, "task_run_id": tr.id, "status": tr.status} for tr in task_runs],
+    }
+
+
+def rerun_out(run: Run) -> dict:
+    return {
+        "success": True,
+        "new_run_id": run.run_id,
+        "original_run_id": run.original_run_id,
+        "status": run.status,
+        "start_time": iso(run.start_time),
+    }
+
+
+def run_graph_out(run: Run, task_runs: list[TaskRun]) -> dict:
+    return {
+        "run_id": run.run_id,
+        "dag_id": run.dag_id,
+        "nodes": [{"id": tr.id, "task_id": tr.task_id, "status": tr.status} for tr in task_runs],
+        "edges": [{"from": up, "to": tr.id} for tr in task_runs for up in tr.upstream],
+    }
+
+
+def task_logs_out(tr: TaskRun, lines: list[str], *, has_more: bool) -> dict:
+    return {
+        "task_run_id": tr.id,
+        "logs": "\n".join(lines),
+        "has_more": has_more,
+        "truncated": tr.log_truncated,
+        "start_time": iso(tr.start_time),
+        "end_time": iso(tr.end_time),
+    }
+
+
 class ScheduleTaskApi(APIView):
     min_role = OPERATOR_POST
 
@@ -135,18 +187,7 @@ class ScheduleTaskApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         run, task_runs = services.run_schedule_task(**serializer.validated_data)
-        target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
-        return Response(
-            {
-                "success": True,
-                "run_id": run.run_id,
-                "dag_run_id": run.run_id,
-                "task_run_id": target.id,
-                "status": run.status,
-                "start_time": iso(run.start_time),
-            },
-            status=201,
-        )
+        return Response(schedule_task_out(run, task_runs), status=201)
 
 
 class ScheduleDagApi(APIView):
@@ -162,16 +203,7 @@ class ScheduleDagApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         run, task_runs = services.run_schedule_dag(**serializer.validated_data)
-        return Response(
-            {
-                "success": True,
-                "run_id": run.run_id,
-                "status": run.status,
-                "start_time": iso(run.start_time),
-                "tasks": [{"id": tr.task_id, "task_run_id": tr.id, "status": tr.status} for tr in task_runs],
-            },
-            status=201,
-        )
+        return Response(schedule_dag_out(run, task_runs), status=201)
 
 
 class RunCancelApi(APIView):
@@ -209,16 +241,7 @@ class RunRerunApi(APIView):
         serializer = self.InputSerializer(data=request.data or {})  # every field is optional
         serializer.is_valid(raise_exception=True)
         run = services.run_rerun(run_id=run_id, **serializer.validated_data)
-        return Response(
-            {
-                "success": True,
-                "new_run_id": run.run_id,
-                "original_run_id": run_id,
-                "status": run.status,
-                "start_time": iso(run.start_time),
-            },
-            status=201,
-        )
+        return Response(rerun_out(run), status=201)
 
 
 class RunListApi(APIView):
@@ -250,14 +273,7 @@ class RunGraphApi(APIView):
     def get(self, request: Request, run_id: str) -> Response:
         run = selectors.run_get(run_id)
         task_runs = selectors.task_runs_of(run)
-        return Response(
-            {
-                "run_id": run.run_id,
-                "dag_id": run.dag_id,
-                "nodes": [{"id": tr.id, "task_id": tr.task_id, "status": tr.status} for tr in task_runs],
-                "edges": [{"from": up, "to": tr.id} for tr in task_runs for up in tr.upstream],
-            }
-        )
+        return Response(run_graph_out(run, task_runs))
 
 
 class TaskLogsApi(APIView):
@@ -265,16 +281,7 @@ class TaskLogsApi(APIView):
     def get(self, request: Request, task_run_id: str) -> Response:
         tr = selectors.task_run_get(task_run_id)
         lines, has_more = selectors.task_logs(task_run=tr, params=request.query_params)
-        return Response(
-            {
-                "task_run_id": tr.id,
-                "logs": "\n".join(lines),
-                "has_more": has_more,
-                "truncated": tr.log_truncated,
-                "start_time": iso(tr.start_time),
-                "end_time": iso(tr.end_time),
-            }
-        )
+        return Response(task_logs_out(tr, lines, has_more=has_more))
 
 
 class QueueListApi(APIView):

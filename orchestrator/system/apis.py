@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse
@@ -11,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from orchestrator.runs.models import Run, TaskRun
 from orchestrator.system import openapi, selectors
 from shared.health import probe_database
 
@@ -25,6 +27,20 @@ def _overall(backend_ok: bool, agents: str) -> str:
     if not backend_ok:
         return "unhealthy"
     return "healthy" if agents == "healthy" else "degraded"
+
+
+def metrics_out() -> dict[str, Any]:
+    return {
+        "tasks": selectors.status_counts(TaskRun, selectors.TASK_STATES),
+        "runs": selectors.status_counts(Run, selectors.RUN_STATES),
+        "performance": {
+            "average_task_duration_seconds": selectors.average_duration_seconds(TaskRun),
+            "average_dag_duration_seconds": selectors.average_duration_seconds(Run),
+            "tasks_per_minute": selectors.tasks_per_minute(),
+            "window_seconds": settings.METRICS_WINDOW_SECONDS,
+        },
+        "resources": selectors.resources(),
+    }
 
 
 class HealthApi(APIView):
@@ -84,7 +100,7 @@ class StatusApi(APIView):
 class MetricsApi(APIView):
     @extend_schema(responses=openapi.METRICS)
     def get(self, request: Request) -> Response:
-        return Response(selectors.metrics_snapshot())
+        return Response(metrics_out())
 
 
 class PrometheusMetricsApi(APIView):

@@ -83,7 +83,7 @@ def to_seconds(value: Any) -> float:
     return round(float(value) / 1_000_000, 3)  # SQLite averages durations as microseconds
 
 
-def _average_duration(model: type[Run] | type[TaskRun]) -> float:
+def average_duration_seconds(model: type[Run] | type[TaskRun]) -> float:
     duration = ExpressionWrapper(F("end_time") - F("start_time"), output_field=DurationField())
     finished = model.objects.filter(status__in=FINISHED, start_time__isnull=False, end_time__isnull=False)
     return to_seconds(finished.aggregate(avg=Avg(duration))["avg"])
@@ -104,20 +104,6 @@ def resources() -> dict[str, float]:
         "cpu_usage_percent": float(psutil.cpu_percent(interval=None)),
         "memory_usage_mb": round(psutil.virtual_memory().used / (1024 * 1024), 1),
         "disk_usage_percent": round(disk.used / disk.total * 100, 1),
-    }
-
-
-def metrics_snapshot() -> dict[str, Any]:
-    return {
-        "tasks": status_counts(TaskRun, TASK_STATES),
-        "runs": status_counts(Run, RUN_STATES),
-        "performance": {
-            "average_task_duration_seconds": _average_duration(TaskRun),
-            "average_dag_duration_seconds": _average_duration(Run),
-            "tasks_per_minute": tasks_per_minute(),
-            "window_seconds": settings.METRICS_WINDOW_SECONDS,
-        },
-        "resources": resources(),
     }
 
 
