@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.utils import timezone
@@ -10,6 +11,9 @@ from django.utils import timezone
 from orchestrator.security.models import ApiKey
 from shared.api import errors
 from shared.auth import apikeys, tokens
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 ROLES = ("viewer", "operator", "admin")
 API_KEY_LABEL = "ork"
@@ -55,6 +59,6 @@ def principal_from_jwt(raw: str) -> Principal:
     return Principal(name=str(claims["sub"]), role=role, kind="jwt")
 
 
-def principal_from_session_user(user) -> Principal:
+def principal_from_session_user(user: User) -> Principal:
     role = "admin" if user.is_superuser else ("operator" if user.is_staff else "viewer")
     return Principal(name=user.get_username(), role=role, kind="session")
