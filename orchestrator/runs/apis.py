@@ -4,6 +4,7 @@ logs", "Agents and queues")."""
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -73,7 +74,7 @@ def _required_id(body: dict, field: str, *, task: bool) -> str:
     return value
 
 
-def duration(start, end) -> int | None:
+def duration(start: datetime | None, end: datetime | None) -> int | None:
     return int((end - start).total_seconds()) if start and end else None
 
 
