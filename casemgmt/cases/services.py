@@ -18,6 +18,7 @@ from casemgmt.workflows.engine import workflow_halt, workflow_start
 from casemgmt.workflows.models import Workflow
 from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
+from shared.audit.hashing import canonical_value
 
 KEY_RE = re.compile(r"^[a-z][a-z0-9_]{1,99}$")
 PREFIX_RE = re.compile(r"^[A-Z0-9]{2,8}$")
@@ -141,6 +142,7 @@ def case_create(
     workflow = resolve_workflow(
         tenant_id=user.tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
     )
+    data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
     validate_data(case_type.schema, data)  # spec: 400 with every schema failure
     number = _next_case_number(user.tenant_id, case_type)
     name = display_name or _default_display_name(case_type, number, data)
@@ -203,7 +205,8 @@ def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_v
         )
     if case.status != Case.ACTIVE:
         raise InvalidState(f"Case is {case.status}; its data can no longer change.")
-    merged = merge_patch(case.data, patch)
+    # The form jsonb keeps: what the response shows, the audit row hashes and later reads return.
+    merged = canonical_value(merge_patch(case.data, patch))
     validate_data(case.case_type.schema, merged)  # spec: the merged result must validate
     changes = data_changes(case.data, merged)
     if not changes["after"]:

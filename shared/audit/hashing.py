@@ -1,13 +1,35 @@
-"""The CONTRACT hash: sha256 over previousHash + canonical JSON of {id, timestamp, actor, action,
-resource, changes} with sorted keys, no whitespace, UTF-8."""
+"""The audit hash: sha256 over previousHash + canonical JSON of {id, timestamp, actor, action,
+resource, changes} with sorted keys, no whitespace, UTF-8.
+
+What is hashed must be exactly what the database hands back, or a stored event no longer verifies.
+PostgreSQL's jsonb keeps numbers as `numeric`, which drops the sign of zero and prints every number
+without an exponent (`1e+308` comes back as a 309-digit integer). `canonical_value` applies that
+same normalisation up front, so a value is hashed, stored and read back in one form whichever
+database holds it.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from decimal import Decimal
 from typing import Any
 
 from shared.api.time import iso
+
+
+def _stored_number(text: str) -> float | int:
+    """A float as jsonb returns it: `text` is Python's shortest repr of the float."""
+    if "e+" in text or "E+" in text:  # a positive exponent prints as a plain integer
+        return int(Decimal(text))
+    value = float(text)
+    return 0.0 if value == 0 else value  # numeric has no negative zero
+
+
+def canonical_value(value: Any) -> Any:
+    """`value` as plain JSON data in the form it takes after a jsonb round trip. Non-JSON leaves
+    (UUIDs, datetimes, decimals) become their text; NaN and infinities are refused (ValueError)."""
+    return json.loads(json.dumps(value, default=str, allow_nan=False), parse_float=_stored_number)
 
 
 def canonical_json(value: Any) -> str:

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from shared.api.time import iso, now_ms
-from shared.audit.hashing import compute_hash, entry_of
+from shared.audit.hashing import canonical_value, compute_hash, entry_of
 from shared.audit.models import ERASED_HASH, GENESIS_HASH, AuditEventBase
 
 ERASURE_SETTING = "audit.allow_erasure"
@@ -58,8 +58,8 @@ def audit_append(
             previous_hash=last.hash if last else GENESIS_HASH,
             **extra,
         )
-        # JSON round trip so the hash is computed over exactly what the database will return.
-        event.changes = json.loads(json.dumps(event.changes, default=str))
+        # Hashed in the form the database will hand back, so the stored event verifies.
+        event.changes = canonical_value(event.changes)
         event.hash = compute_hash(event.previous_hash, entry_of(event))
         event.save(force_insert=True)
         return event
