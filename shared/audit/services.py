@@ -159,9 +159,8 @@ def audit_mark_deleted(*, model: type[AuditEventBase], chain: str, actor: str, d
         # actor's events committed just before this update is missed.
         _lock_chain(model, chain)
         _set_local(DELETION_MARK_SETTING, "on")
-        changed = (
-            model.objects.filter(chain=chain, actor=actor).exclude(deleted=deleted).update(deleted=deleted)
-        )
+        events = model._default_manager.filter(chain=chain, actor=actor)
+        changed = events.exclude(deleted=deleted).update(deleted=deleted)
         _set_local(DELETION_MARK_SETTING, "off")  # the allowance covers this one statement only
         return changed
 
