@@ -139,10 +139,10 @@ def case_create(
     workflow_version_id: Any = None,
     display_name: str | None = None,
 ) -> Case:
+    data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
     workflow = resolve_workflow(
         tenant_id=user.tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
     )
-    data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
     validate_data(case_type.schema, data)  # spec: 400 with every schema failure
     number = _next_case_number(user.tenant_id, case_type)
     name = display_name or _default_display_name(case_type, number, data)
@@ -195,6 +195,9 @@ def _announce(case: Case, user: Any, **extra: Any) -> None:
 
 @transaction.atomic
 def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_version: int | None) -> Case:
+    # Stored data is already in the form jsonb keeps; a patch in that form keeps the merge in it, so
+    # what the response shows, what the audit row hashes and what later reads return are one value.
+    patch = canonical_value(patch)
     # The row lock makes check-and-update atomic: of N writers holding version V, the first wins and
     # the others find V+1 once they get the lock.
     case = _locked(case)
@@ -205,8 +208,7 @@ def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_v
         )
     if case.status != Case.ACTIVE:
         raise InvalidState(f"Case is {case.status}; its data can no longer change.")
-    # The form jsonb keeps: what the response shows, the audit row hashes and later reads return.
-    merged = canonical_value(merge_patch(case.data, patch))
+    merged = merge_patch(case.data, patch)
     validate_data(case.case_type.schema, merged)  # spec: the merged result must validate
     changes = data_changes(case.data, merged)
     if not changes["after"]:

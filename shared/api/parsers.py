@@ -1,6 +1,4 @@
-"""A JSON parser whose failures are a 400 validation error rather than DRF's generic message, and
-which refuses, for every JSON body of both services, values the database or the audit hash cannot
-hold: NUL characters, lone surrogates, numbers too large for a float."""
+"""A JSON parser whose failures are our 400 error body rather than DRF's generic message."""
 
 from __future__ import annotations
 
@@ -22,6 +20,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class StrictJSONParser(JSONParser):
+    """The parser of every JSON body in both services. Besides malformed JSON it refuses values the
+    database or the audit hash cannot hold: NUL characters, lone surrogates, numbers beyond a float."""
+
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         raw = stream.read() if stream is not None else b""
         if not raw.strip():

@@ -1,12 +1,5 @@
-"""The audit hash: sha256 over previousHash + canonical JSON of {id, timestamp, actor, action,
-resource, changes} with sorted keys, no whitespace, UTF-8.
-
-What is hashed must be exactly what the database hands back, or a stored event no longer verifies.
-PostgreSQL's jsonb keeps numbers as `numeric`, which drops the sign of zero and prints every number
-without an exponent (`1e+308` comes back as a 309-digit integer). `canonical_value` applies that
-same normalisation up front, so a value is hashed, stored and read back in one form whichever
-database holds it.
-"""
+"""The audit chain hash: sha256 over previousHash + canonical JSON of {id, timestamp, actor, action,
+resource, changes} with sorted keys, no whitespace, UTF-8."""
 
 from __future__ import annotations
 
@@ -28,7 +21,13 @@ def _stored_number(text: str) -> float | int:
 
 def canonical_value(value: Any) -> Any:
     """`value` as plain JSON data in the form it takes after a jsonb round trip. Non-JSON leaves
-    (UUIDs, datetimes, decimals) become their text; NaN and infinities are refused (ValueError)."""
+    (UUIDs, datetimes, decimals) become their text; NaN and infinities are refused (ValueError).
+
+    What is hashed must be exactly what the database hands back, or a stored event no longer
+    verifies. PostgreSQL's jsonb keeps numbers as `numeric`, which drops the sign of zero and prints
+    every number without an exponent (`1e+308` comes back as a 309-digit integer). Applying that
+    normalisation up front means a value is hashed, stored and read back in one form whichever
+    database holds it."""
     return json.loads(json.dumps(value, default=str, allow_nan=False), parse_float=_stored_number)
 
 
