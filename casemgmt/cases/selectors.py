@@ -137,8 +137,8 @@ def _ordering(params: QueryDict) -> list[Any]:
 
 
 def current_steps(case_ids: list[Any]) -> dict[Any, str]:
-    """`currentStep` for a page of list items in one query: the first active step by position
-    (the same rule as workflows.selectors.case_current_step, without a query per case)."""
+    """`currentStep` for a page of list items in one query: the name of each case's first
+    active step by position."""
     names: dict[Any, str] = {}
     rows = (
         CaseStep.objects.filter(case_id__in=case_ids, status=CaseStep.ACTIVE)
