@@ -22,7 +22,7 @@ CSS_VARIABLE = re.compile(r"^--[A-Za-z0-9_-]{1,100}$")
 CSS_FORBIDDEN = re.compile(r"[;{}<>\\]")
 
 
-def theme_json(theme: Theme) -> dict[str, Any]:
+def theme_out(theme: Theme) -> dict[str, Any]:
     return {
         "id": str(theme.id),
         "name": theme.name,
@@ -118,7 +118,7 @@ class ThemeListCreateApi(APIView):
     InputSerializer = ThemeInputSerializer
 
     def get(self, request: Request) -> Response:
-        return Response([theme_json(t) for t in selectors.theme_list(tenant_id=request.user.tenant_id)])
+        return Response([theme_out(t) for t in selectors.theme_list(tenant_id=request.user.tenant_id)])
 
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -130,7 +130,7 @@ class ThemeListCreateApi(APIView):
             css_variables=data.validated_data["cssVariables"],
             is_default=data.validated_data.get("isDefault", False),
         )
-        return Response(theme_json(theme), status=201)
+        return Response(theme_out(theme), status=201)
 
 
 class ThemeDetailApi(APIView):
@@ -148,7 +148,7 @@ class ThemeDetailApi(APIView):
             css_variables=data.validated_data["cssVariables"],
             is_default=data.validated_data.get("isDefault"),
         )
-        return Response(theme_json(theme))
+        return Response(theme_out(theme))
 
     def delete(self, request: Request, theme_id) -> Response:
         theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
@@ -156,7 +156,7 @@ class ThemeDetailApi(APIView):
         return Response(status=204)
 
 
-def activity_json(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
+def activity_out(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
     # decision: `details` carries the event's resource; its recorded changes (case data diffs,
     # emails, task form data) only for callers who may read the audit trail itself.
     details: dict[str, Any] = {"resource": event.resource}
@@ -179,7 +179,7 @@ class ActivityApi(APIView):
         limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
         events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
         with_changes = has_permission(request.user.get_permission_strings(), "audit:read")
-        return Response([activity_json(e, with_changes=with_changes) for e in events])
+        return Response([activity_out(e, with_changes=with_changes) for e in events])
 
 
 class ManifestApi(APIView):
