@@ -8,6 +8,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from casemgmt.accounts.models import DEFAULT_ROLES, Role, User
+from casemgmt.accounts.services import user_create
 from casemgmt.audit.services import record
 from casemgmt.tenancy.defaults import DEFAULT_COLORS, DEFAULT_THEMES
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
@@ -18,9 +20,6 @@ from shared.api import errors
 def tenant_create(
     *, name: str, admin_email: str, admin_password: str, admin_display_name: str = ""
 ) -> Tenant:
-    from casemgmt.accounts.models import DEFAULT_ROLES, Role, User
-    from casemgmt.accounts.services import user_create
-
     name = name.strip()
     if not name:
         raise errors.ValidationFailed("Tenant name must not be empty.", field="name")
