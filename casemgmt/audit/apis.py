@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -34,7 +35,9 @@ class ExportNegotiation(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-def paged(request: Request, events: Any, *, default_limit: int = 50, max_limit: int = 500) -> Response:
+def paged(
+    request: Request, events: QuerySet[AuditEvent], *, default_limit: int = 50, max_limit: int = 500
+) -> Response:
     page = get_page(request.query_params, default_limit=default_limit, max_limit=max_limit)
     total = events.count()
     rows = events[page.offset : page.offset + page.limit]

@@ -83,11 +83,12 @@ def case_step_out(step: CaseStep) -> dict[str, Any]:
 
 def case_workflow_out(case: Case, steps: Iterable[CaseStep]) -> dict[str, Any] | None:
     """The `workflow` object of a case's detail: {id, version, steps[]}, or None without a workflow."""
-    if case.workflow_version_id is None:
+    workflow = case.workflow_version
+    if workflow is None:
         return None
     return {
-        "id": str(case.workflow_version_id),
-        "version": case.workflow_version.version,
+        "id": str(workflow.id),
+        "version": workflow.version,
         "steps": [case_step_out(step) for step in steps],
     }
 

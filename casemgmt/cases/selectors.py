@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from django.db import connection
@@ -32,6 +32,9 @@ from casemgmt.workflows.models import CaseStep
 from shared.api.errors import NotFound, ValidationFailed
 from shared.api.pagination import Page
 from shared.api.time import parse_iso
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
 
 SORT_FIELDS = {"createdAt": "created_at", "deadline": "sla_deadline", "status": "status"}
 STATUSES = [s for s, _ in Case.STATUSES]
@@ -85,7 +88,7 @@ def case_type_latest(*, tenant_id: Any, key: str) -> CaseType:
 # --- cases ------------------------------------------------------------------------------------
 
 
-def access_case(*, user: Any, case_id: Any) -> Case:
+def access_case(*, user: User, case_id: Any) -> Case:
     """The case if it belongs to the caller's tenant; otherwise 404 (existence is never leaked)."""
     case = (
         Case.objects.select_related("case_type", "workflow_version")
@@ -97,7 +100,7 @@ def access_case(*, user: Any, case_id: Any) -> Case:
     return case
 
 
-def case_list(*, user: Any, params: QueryDict) -> QuerySet[Case]:
+def case_list(*, user: User, params: QueryDict) -> QuerySet[Case]:
     cases = Case.objects.filter(tenant_id=user.tenant_id).select_related("case_type")
     if params.get("caseTypeId"):
         cases = cases.filter(case_type_id=_uuid(params["caseTypeId"], "caseTypeId"))

@@ -58,7 +58,7 @@ def tenant_create(
 # --- tenant settings ------------------------------------------------------------------------------
 
 
-def _actor(user: Any) -> str:
+def _actor(user: User) -> str:
     return str(user.id)
 
 
@@ -79,7 +79,7 @@ def _branding_audit_form(branding: Branding) -> dict[str, Any]:
 
 @transaction.atomic
 def branding_update(
-    *, tenant: Tenant, actor: Any, changes: dict[str, Any], replace_colors: bool = False
+    *, tenant: Tenant, actor: User, changes: dict[str, Any], replace_colors: bool = False
 ) -> Branding:
     """`changes` is in the stored form: company_name, logo_url, favicon_url, powered_by, colors
     (merged into the stored colours, or replacing them with `replace_colors`)."""
@@ -122,7 +122,7 @@ def branding_api_form(branding: Branding) -> dict[str, Any]:
 
 
 @transaction.atomic
-def terminology_replace(*, tenant: Tenant, actor: Any, labels: dict[str, str]) -> Terminology:
+def terminology_replace(*, tenant: Tenant, actor: User, labels: dict[str, str]) -> Terminology:
     terminology = Terminology.objects.select_for_update().get(tenant=tenant)
     before = dict(terminology.labels)
     terminology.labels = {key: labels[key] for key in DEFAULT_TERMINOLOGY}
@@ -139,7 +139,7 @@ def terminology_replace(*, tenant: Tenant, actor: Any, labels: dict[str, str]) -
     return terminology
 
 
-def _theme_audit(theme: Theme, actor: Any, operation: str, **changes: Any) -> None:
+def _theme_audit(theme: Theme, actor: User, operation: str, **changes: Any) -> None:
     record(
         tenant_id=theme.tenant_id,
         actor=_actor(actor),
@@ -161,7 +161,7 @@ def _ensure_unique_name(tenant: Tenant, name: str, exclude: Any = None) -> None:
 
 @transaction.atomic
 def theme_create(
-    *, tenant: Tenant, actor: Any, name: str, css_variables: dict[str, str], is_default: bool = False
+    *, tenant: Tenant, actor: User, name: str, css_variables: dict[str, str], is_default: bool = False
 ) -> Theme:
     _lock_themes(tenant)
     _ensure_unique_name(tenant, name)
@@ -175,7 +175,7 @@ def theme_create(
 
 @transaction.atomic
 def theme_update(
-    *, theme: Theme, actor: Any, name: str, css_variables: dict[str, str], is_default: bool | None = None
+    *, theme: Theme, actor: User, name: str, css_variables: dict[str, str], is_default: bool | None = None
 ) -> Theme:
     _lock_themes(theme.tenant)
     theme = Theme.objects.get(pk=theme.pk)
@@ -203,7 +203,7 @@ def theme_update(
 
 
 @transaction.atomic
-def theme_delete(*, theme: Theme, actor: Any) -> None:
+def theme_delete(*, theme: Theme, actor: User) -> None:
     _lock_themes(theme.tenant)
     theme = Theme.objects.get(pk=theme.pk)
     if theme.is_default:

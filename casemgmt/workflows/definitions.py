@@ -83,6 +83,8 @@ def steps_of(definition: dict[str, Any]) -> list[dict[str, Any]]:
 
 def step_definition(case: Case, step_id: str) -> dict[str, Any]:
     """The step `step_id` of the workflow version the case is bound to (defaults filled in), or {}."""
+    if case.workflow_version is None:
+        return {}
     for step in steps_of(case.workflow_version.definition):
         if step["id"] == step_id:
             return step

@@ -34,7 +34,8 @@ def actor_id(actor: User | str | None) -> str:
 
 def workflow_start(*, case: Case, actor: User | str | None) -> None:
     """Creates the case's steps from its bound workflow version and activates the first ones."""
-    if case.workflow_version_id is None:
+    workflow = case.workflow_version
+    if workflow is None:
         return
     step_types.load()
     rows = [
@@ -48,7 +49,7 @@ def workflow_start(*, case: Case, actor: User | str | None) -> None:
             is_task=step["type"] == "task",
             role=step.get("role") or "",
         )
-        for position, step in enumerate(steps_of(case.workflow_version.definition))
+        for position, step in enumerate(steps_of(workflow.definition))
     ]
     CaseStep.objects.bulk_create(rows)
     workflow_advance(case=case, actor=actor)
@@ -74,10 +75,13 @@ def template_context(case: Case) -> dict[str, Any]:
 def workflow_advance(*, case: Case, actor: User | str | None) -> None:
     """Activates every pending step whose dependencies are all completed or skipped; a false
     condition skips the step instead, and its dependents are evaluated in turn."""
-    if case.workflow_version_id is None or case.status != "active":
+    if case.status != Case.ACTIVE:
+        return
+    workflow = case.workflow_version
+    if workflow is None:
         return
     step_types.load()
-    definitions = {step["id"]: step for step in steps_of(case.workflow_version.definition)}
+    definitions = {step["id"]: step for step in steps_of(workflow.definition)}
     rows = list(CaseStep.objects.filter(case=case).order_by("position"))
     by_id = {row.step_id: row for row in rows}
     progressed = True
@@ -90,7 +94,7 @@ def workflow_advance(*, case: Case, actor: User | str | None) -> None:
             if all(by_id[dep].status in DONE for dep in step["dependsOn"] if dep in by_id):
                 _enter(row=row, step=step, case=case, actor=actor_id(actor))
                 progressed = True
-    _maybe_auto_close(case=case, rows=rows, actor=actor_id(actor))
+    _maybe_auto_close(case=case, auto_close=workflow.auto_close, rows=rows, actor=actor_id(actor))
 
 
 def _enter(*, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
@@ -118,9 +122,9 @@ def _enter(*, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> No
     )
 
 
-def _maybe_auto_close(*, case: Case, rows: list[CaseStep], actor: str) -> None:
+def _maybe_auto_close(*, case: Case, auto_close: bool, rows: list[CaseStep], actor: str) -> None:
     """CONTRACT: a case whose last step completes stays active unless the workflow sets autoClose."""
-    if not case.workflow_version.auto_close or not rows or any(row.status not in DONE for row in rows):
+    if not auto_close or not rows or any(row.status not in DONE for row in rows):
         return
     closed_at = now_ms()
     if not Case.objects.filter(pk=case.pk, status=Case.ACTIVE).update(

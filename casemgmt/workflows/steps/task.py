@@ -47,7 +47,8 @@ class TaskStep:
 
     def activate(self, *, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
         sla = step.get("slaHours")
-        due_at = row.activated_at + timedelta(hours=float(sla)) if sla else None
+        # The engine sets activated_at just before calling activate.
+        due_at = row.activated_at + timedelta(hours=float(sla)) if sla and row.activated_at else None
         task_open(row=row, due_at=due_at, assign_to=step.get("assignTo"), actor=actor)
 
 
