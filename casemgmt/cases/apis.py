@@ -76,7 +76,7 @@ def case_step_out(step: CaseStep) -> dict[str, Any]:
         "status": step.status,
         "activatedAt": iso(step.activated_at),
     }
-    if step.completed_at is not None:  # spec: completedAt absent while active
+    if step.completed_at is not None:  # completedAt is absent while the step is active
         out["completedAt"] = iso(step.completed_at)
     return out
 

@@ -10,7 +10,8 @@ from rest_framework.views import APIView
 
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy import selectors, services
-from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Theme
+from casemgmt.tenancy.defaults import DEFAULT_COLORS
+from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Theme
 from casemgmt.tenancy.serializers import StrictBooleanField, StrictCharField, StrictSerializer
 from shared.api.pagination import parse_int
 from shared.api.time import iso
@@ -20,6 +21,17 @@ HEX_COLOUR = r"^#[0-9A-Fa-f]{6}$"
 CSS_VARIABLE = re.compile(r"^--[A-Za-z0-9_-]{1,100}$")
 # Values end up inside a style sheet: refuse what could close the declaration or the element.
 CSS_FORBIDDEN = re.compile(r"[;{}<>\\]")
+
+
+def branding_out(branding: Branding) -> dict[str, Any]:
+    """decision: organizationName = company_name, logoUrl = logo_url, primary/secondaryColor =
+    colors.primary/secondary; favicon_url, colors.accent and powered_by are admin-only."""
+    return {
+        "organizationName": branding.company_name,
+        "logoUrl": branding.logo_url or None,
+        "primaryColor": branding.colors.get("primary"),
+        "secondaryColor": branding.colors.get("secondary"),
+    }
 
 
 def theme_out(theme: Theme) -> dict[str, Any]:
@@ -51,7 +63,7 @@ class BrandingApi(APIView):
             return value or ""
 
     def get(self, request: Request) -> Response:
-        return Response(services.branding_api_form(selectors.branding_of(tenant_id=request.user.tenant_id)))
+        return Response(branding_out(selectors.branding_of(tenant_id=request.user.tenant_id)))
 
     def put(self, request: Request) -> Response:
         # decision: PUT accepts any subset of the four fields; the others keep their value.
@@ -67,7 +79,7 @@ class BrandingApi(APIView):
             if api_name in values:
                 changes["colors"][stored] = values[api_name].lower()
         branding = services.branding_update(tenant=request.user.tenant, actor=request.user, changes=changes)
-        return Response(services.branding_api_form(branding))
+        return Response(branding_out(branding))
 
 
 class TerminologyApi(APIView):
@@ -182,12 +194,35 @@ class ActivityApi(APIView):
         return Response([activity_out(e, with_changes=with_changes) for e in events])
 
 
+ICON_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+
+
+def manifest_out(branding: Branding | None, default_theme: Theme | None) -> dict[str, Any]:
+    """The web-app manifest, built from the branding: name, colours, and the logo as icon."""
+    name = branding.company_name if branding else "Case Management"
+    background = (default_theme.css_variables if default_theme else {}).get("--color-bg", "#ffffff")
+    icons = []
+    if branding and branding.logo_url:
+        path = branding.logo_url.split("?", 1)[0].lower()
+        kind = next((t for ext, t in ICON_TYPES.items() if path.endswith(ext)), None)
+        icons.append({"src": branding.logo_url, "sizes": "any", **({"type": kind} if kind else {})})
+    return {
+        "name": name,
+        "short_name": name[:12],
+        "start_url": "/",
+        "display": "standalone",
+        "theme_color": (branding.colors.get("primary") if branding else None) or DEFAULT_COLORS["primary"],
+        "background_color": background,
+        "icons": icons,
+    }
+
+
 class ManifestApi(APIView):
     authentication_classes: list = []
     required = {"GET": None}
 
     def get(self, request: Request) -> Response:
         tenant = selectors.manifest_tenant(tenant_id=request.query_params.get("tenant"))
-        response = Response(selectors.manifest_for(tenant))
+        response = Response(manifest_out(*selectors.manifest_branding(tenant)))
         response["Cache-Control"] = "public, max-age=300"
         return response

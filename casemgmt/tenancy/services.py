@@ -63,14 +63,18 @@ def _actor(user: User) -> str:
 
 
 def _branding_audit_form(branding: Branding) -> dict[str, Any]:
-    # The API's form plus what only Django admin edits, so admin edits are audited too.
+    # The API's names (organizationName, logoUrl, primary/secondaryColor) plus what only Django
+    # admin edits, so admin edits are audited too.
     extra_colors = {
         f"colors.{key}": value
         for key, value in branding.colors.items()
         if key not in ("primary", "secondary")
     }
     return {
-        **branding_api_form(branding),
+        "organizationName": branding.company_name,
+        "logoUrl": branding.logo_url or None,
+        "primaryColor": branding.colors.get("primary"),
+        "secondaryColor": branding.colors.get("secondary"),
         "faviconUrl": branding.favicon_url or None,
         "poweredBy": branding.powered_by or None,
         **extra_colors,
@@ -108,17 +112,6 @@ def branding_update(
             changes=diff,
         )
     return branding
-
-
-def branding_api_form(branding: Branding) -> dict[str, Any]:
-    """decision: organizationName = company_name, logoUrl = logo_url, primary/secondaryColor =
-    colors.primary/secondary; favicon_url, colors.accent and powered_by are admin-only."""
-    return {
-        "organizationName": branding.company_name,
-        "logoUrl": branding.logo_url or None,
-        "primaryColor": branding.colors.get("primary"),
-        "secondaryColor": branding.colors.get("secondary"),
-    }
 
 
 @transaction.atomic
