@@ -32,7 +32,7 @@ from shared.auth.permissions import has_all, is_valid_permission
 
 def auth_login(*, email: str, password: str, ip: str | None = None) -> tuple[tokens.IssuedToken, User]:
     subjects = lockout.subjects(email=email, ip=ip)
-    # spec: 429 while locked out, even with the right password.
+    # 429 while locked out, even with the right password.
     lockout.check(subjects)
     user = authenticate(email=email, password=password)
     if user is None or user.tenant_id is None or user.kind != User.KIND_HUMAN:
@@ -69,7 +69,7 @@ def _store_password(user: User, password: str) -> None:
 @transaction.atomic
 def password_change(*, user: User, current_password: str, new_password: str) -> None:
     if not user.check_password(current_password):
-        # spec: 401 when the current password is wrong.
+        # 401 when the current password is wrong.
         raise errors.InvalidCredentials("The current password is incorrect.", field="currentPassword")
     _store_password(user, _validated_password(new_password, user=user, field="newPassword"))
 
@@ -319,7 +319,7 @@ def welcome_email_build(user: User) -> EmailMessage:
 
 
 def _validated_permissions(permissions: list[str]) -> list[str]:
-    # spec: permission strings are the known set plus wildcards; anything else is a 400.
+    # Permission strings are the known set plus wildcards; anything else is a 400.
     bad = [
         {"field": f"permissions[{i}]", "error": f"Unknown permission {p!r}."}
         for i, p in enumerate(permissions)

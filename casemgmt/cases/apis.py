@@ -1,7 +1,7 @@
 """HTTP operations for case types and cases. Thin: parse, authorize, call one service or selector.
 
 Output bodies are built by plain `*_out` functions (`case_out`...) rather than DRF output serializers:
-they are on the hottest paths (create/read) and these dicts are the whole contract anyway.
+they are on the hottest paths (create/read) and these dicts are the whole response shape anyway.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def case_out(case: Case) -> dict[str, Any]:
 
 def case_list_item_out(case: Case, current_step: str | None) -> dict[str, Any]:
     item = case_out(case)
-    del item["data"]  # spec: list items omit data
+    del item["data"]  # list items omit data
     item.update(summary=summary_of(case.data), currentStep=current_step)
     return item
 
@@ -208,7 +208,7 @@ class CaseListCreateApi(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         tenant_id = request.user.tenant_id
-        if "caseTypeId" in data:  # spec: 404 when the case type does not exist
+        if "caseTypeId" in data:  # 404 when the case type does not exist
             case_type = selectors.case_type_get(tenant_id=tenant_id, case_type_id=data["caseTypeId"])
             case_data = _require_object(data.get("data", {}), "data")
         else:
@@ -294,7 +294,7 @@ class CaseDataUpdateApi(APIView):
 
 class CaseCloseApi(APIView):
     OutputSerializer = openapi.CaseOut
-    required = {"POST": "cases:update"}  # spec: cases:update, not cases:close
+    required = {"POST": "cases:update"}  # closing needs cases:update (there is no cases:close)
 
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)

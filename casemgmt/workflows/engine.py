@@ -123,7 +123,7 @@ def _enter(*, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> No
 
 
 def _maybe_auto_close(*, case: Case, auto_close: bool, rows: list[CaseStep], actor: str) -> None:
-    """CONTRACT: a case whose last step completes stays active unless the workflow sets autoClose."""
+    """A case whose last step completes stays active unless the workflow sets autoClose."""
     if not auto_close or not rows or any(row.status not in DONE for row in rows):
         return
     closed_at = now_ms()

@@ -38,7 +38,7 @@ def task_audit(row: CaseStep, actor: str, action: str, changes: dict[str, Any]) 
 
 
 def _announce_assignment(row: CaseStep) -> None:
-    """CONTRACT: `task:assigned` whenever the assignee changes to a user; sent to that user only."""
+    """`task:assigned` whenever the assignee changes to a user; sent to that user only."""
     if row.assigned_to_id is None:
         return
     broadcast_on_commit(
@@ -50,7 +50,7 @@ def _announce_assignment(row: CaseStep) -> None:
 
 
 def tenant_user(*, tenant_id: Any, user_id: Any, field: str) -> User:
-    """An active user of the tenant, else 400 (CONTRACT: reassign target)."""
+    """An active user of the tenant, else 400 (e.g. a reassign target)."""
     user = User.objects.filter(tenant_id=tenant_id, id=user_id, is_active=True).first() if user_id else None
     if user is None:
         raise ValidationFailed(f"{field} must be an active user of this tenant", field=field)
@@ -109,11 +109,11 @@ def _require_not_held_by_other(row: CaseStep, user: User) -> None:
 def task_claim(*, user: User, case_id: Any, step_id: str) -> CaseStep:
     case, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     _require_open(row)
-    _require_not_held_by_other(row, user)  # spec: 409 when claimed by another user
+    _require_not_held_by_other(row, user)  # 409 when claimed by another user
     if row.role and row.role not in user.role_names:
         raise PermissionDenied(f"Only holders of role {row.role!r} may claim this task.")
     if row.assigned_to_id == user.id:
-        return row  # CONTRACT: claiming a task one already holds is an idempotent 200
+        return row  # claiming a task one already holds is an idempotent 200
     row.assigned_to, row.claimed_at = user, now_ms()
     row.save(update_fields=["assigned_to", "claimed_at"])
     task_audit(row, str(user.id), "task:claimed", {"assignedTo": str(user.id)})
@@ -158,7 +158,7 @@ def task_complete(
         raise PermissionDenied(f"Only holders of role {row.role!r} may complete this task.")
     _check_completion(step_definition(case, row.step_id), data, outcome)
     now = now_ms()
-    if row.assigned_to_id is None:  # CONTRACT: completing an unclaimed task makes the caller its assignee
+    if row.assigned_to_id is None:  # completing an unclaimed task makes the caller its assignee
         row.assigned_to, row.claimed_at = user, now
     row.status, row.completed_at, row.completed_by = CaseStep.COMPLETED, now, user
     row.result, row.outcome = data, outcome or ""
@@ -174,7 +174,7 @@ def task_complete(
         ]
     )
     task_audit(row, str(user.id), "task:completed", {"outcome": outcome, "data": data})
-    workflow_advance(case=case, actor=user)  # spec: completion activates the next steps
+    workflow_advance(case=case, actor=user)  # completion activates the next steps
     return row
 
 
