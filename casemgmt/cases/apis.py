@@ -104,6 +104,20 @@ def search_hit_out(hit: selectors.SearchHit) -> dict[str, Any]:
     }
 
 
+def dashboard_out(dashboard: selectors.Dashboard) -> dict[str, Any]:
+    return {
+        "totalActive": dashboard.by_status[Case.ACTIVE],
+        "totalClosed": dashboard.by_status[Case.CLOSED],
+        "avgResolutionTime": dashboard.avg_resolution_seconds,
+        "slaComplianceRate": dashboard.sla_compliance_rate,
+        "byStatus": dashboard.by_status,
+        "byType": dashboard.by_type,
+        "ageingByWeek": [
+            {"week": week, "count": count} for week, count in enumerate(dashboard.active_by_age_in_weeks)
+        ],
+    }
+
+
 def with_etag(response: Response, case: Case) -> Response:
     response["ETag"] = f'"{case.version}"'
     return response
@@ -245,7 +259,7 @@ class CaseDashboardApi(APIView):
     required = {"GET": ("cases:read", "reports:read")}
 
     def get(self, request: Request) -> Response:
-        return Response(selectors.case_dashboard(tenant_id=request.user.tenant_id))
+        return Response(dashboard_out(selectors.case_dashboard(tenant_id=request.user.tenant_id)))
 
 
 class CaseDetailApi(APIView):

@@ -269,7 +269,16 @@ class AgeInWeeks(Func):
         return self.as_sql(compiler, connection, template=template, arg_joiner=") - julianday(", **extra)
 
 
-def case_dashboard(*, tenant_id: Any) -> dict[str, Any]:
+@dataclass
+class Dashboard:
+    by_status: dict[str, int]
+    by_type: dict[str, int]
+    avg_resolution_seconds: float
+    sla_compliance_rate: float
+    active_by_age_in_weeks: list[int]  # index = age in whole weeks
+
+
+def case_dashboard(*, tenant_id: Any) -> Dashboard:
     cases = Case.objects.filter(tenant_id=tenant_id).order_by()
     now = timezone.now()
     by_status = {status: 0 for status in STATUSES}
@@ -297,16 +306,12 @@ def case_dashboard(*, tenant_id: Any) -> dict[str, Any]:
         .values_list("week", "n")
     )
     avg = stats["avg_resolution"]
-    return {
-        "totalActive": by_status[Case.ACTIVE],
-        "totalClosed": by_status[Case.CLOSED],
-        "avgResolutionTime": round(avg.total_seconds(), 3) if avg is not None else 0.0,
-        "slaComplianceRate": round(stats["sla_met"] / stats["sla_measured"], 4)
+    return Dashboard(
+        by_status=by_status,
+        by_type=by_type,
+        avg_resolution_seconds=round(avg.total_seconds(), 3) if avg is not None else 0.0,
+        sla_compliance_rate=round(stats["sla_met"] / stats["sla_measured"], 4)
         if stats["sla_measured"]
         else 1.0,
-        "byStatus": by_status,
-        "byType": by_type,
-        "ageingByWeek": [
-            {"week": week, "count": ages.get(week, 0)} for week in range(max(ages, default=-1) + 1)
-        ],
-    }
+        active_by_age_in_weeks=[ages.get(week, 0) for week in range(max(ages, default=-1) + 1)],
+    )
