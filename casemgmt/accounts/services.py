@@ -22,6 +22,7 @@ from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, jwt_config
 from casemgmt.audit.services import mark_actor_events_deleted, record
 from casemgmt.tenancy.models import Tenant
+from casemgmt.workflows.services import tasks_release_for_user
 from shared.api import errors
 from shared.auth import apikeys, tokens
 from shared.auth.permissions import has_all, is_valid_permission
@@ -208,6 +209,7 @@ def principal_create(
 
 
 def _queue_welcome(user: User) -> None:
+    # Imported here: accounts.tasks imports this module (welcome_email_build), a loop at the top.
     from casemgmt.accounts.tasks import send_welcome_email
 
     user_id = str(user.id)
@@ -270,10 +272,7 @@ def principal_update(
 
 
 def _release_tasks(*, user: User, actor: User) -> None:
-    # CALL SITE (workflows app): on disable, the user's open tasks go to `reassignTo` or back to unclaimed.
-    # Imported here because the workflows app depends on accounts, not the other way round.
-    from casemgmt.workflows.services import tasks_release_for_user
-
+    # A disabled user's open tasks are reassigned by the workflow's rules (the step's reassignTo).
     tasks_release_for_user(user=user, actor=str(actor.id))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from django.db import connection
@@ -32,6 +32,9 @@ from casemgmt.workflows.models import CaseStep
 from shared.api.errors import NotFound, ValidationFailed
 from shared.api.pagination import Page
 from shared.api.time import parse_iso
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
 
 SORT_FIELDS = {"createdAt": "created_at", "deadline": "sla_deadline", "status": "status"}
 STATUSES = [s for s, _ in Case.STATUSES]
@@ -85,7 +88,7 @@ def case_type_latest(*, tenant_id: Any, key: str) -> CaseType:
 # --- cases ------------------------------------------------------------------------------------
 
 
-def access_case(*, user: Any, case_id: Any) -> Case:
+def access_case(*, user: User, case_id: Any) -> Case:
     """The case if it belongs to the caller's tenant; otherwise 404 (existence is never leaked)."""
     case = (
         Case.objects.select_related("case_type", "workflow_version")
@@ -97,7 +100,7 @@ def access_case(*, user: Any, case_id: Any) -> Case:
     return case
 
 
-def case_list(*, user: Any, params: QueryDict) -> QuerySet[Case]:
+def case_list(*, user: User, params: QueryDict) -> QuerySet[Case]:
     cases = Case.objects.filter(tenant_id=user.tenant_id).select_related("case_type")
     if params.get("caseTypeId"):
         cases = cases.filter(case_type_id=_uuid(params["caseTypeId"], "caseTypeId"))
@@ -137,8 +140,8 @@ def _ordering(params: QueryDict) -> list[Any]:
 
 
 def current_steps(case_ids: list[Any]) -> dict[Any, str]:
-    """`currentStep` for a page of list items in one query: the first active step by position
-    (the same rule as workflows.selectors.case_current_step, without a query per case)."""
+    """`currentStep` for a page of list items in one query: the name of each case's first
+    active step by position."""
     names: dict[Any, str] = {}
     rows = (
         CaseStep.objects.filter(case_id__in=case_ids, status=CaseStep.ACTIVE)
@@ -266,7 +269,16 @@ class AgeInWeeks(Func):
         return self.as_sql(compiler, connection, template=template, arg_joiner=") - julianday(", **extra)
 
 
-def case_dashboard(*, tenant_id: Any) -> dict[str, Any]:
+@dataclass
+class Dashboard:
+    by_status: dict[str, int]
+    by_type: dict[str, int]
+    avg_resolution_seconds: float
+    sla_compliance_rate: float
+    active_by_age_in_weeks: list[int]  # index = age in whole weeks
+
+
+def case_dashboard(*, tenant_id: Any) -> Dashboard:
     cases = Case.objects.filter(tenant_id=tenant_id).order_by()
     now = timezone.now()
     by_status = {status: 0 for status in STATUSES}
@@ -294,16 +306,12 @@ def case_dashboard(*, tenant_id: Any) -> dict[str, Any]:
         .values_list("week", "n")
     )
     avg = stats["avg_resolution"]
-    return {
-        "totalActive": by_status[Case.ACTIVE],
-        "totalClosed": by_status[Case.CLOSED],
-        "avgResolutionTime": round(avg.total_seconds(), 3) if avg is not None else 0.0,
-        "slaComplianceRate": round(stats["sla_met"] / stats["sla_measured"], 4)
+    return Dashboard(
+        by_status=by_status,
+        by_type=by_type,
+        avg_resolution_seconds=round(avg.total_seconds(), 3) if avg is not None else 0.0,
+        sla_compliance_rate=round(stats["sla_met"] / stats["sla_measured"], 4)
         if stats["sla_measured"]
         else 1.0,
-        "byStatus": by_status,
-        "byType": by_type,
-        "ageingByWeek": [
-            {"week": week, "count": ages.get(week, 0)} for week in range(max(ages, default=-1) + 1)
-        ],
-    }
+        active_by_age_in_weeks=[ages.get(week, 0) for week in range(max(ages, default=-1) + 1)],
+    )

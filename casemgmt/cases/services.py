@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.db.models import Max
@@ -19,6 +19,9 @@ from casemgmt.workflows.models import Workflow
 from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
 from shared.audit.hashing import canonical_value
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
 
 KEY_RE = re.compile(r"^[a-z][a-z0-9_]{1,99}$")
 PREFIX_RE = re.compile(r"^[A-Z0-9]{2,8}$")
@@ -41,7 +44,7 @@ def _lock_counter(tenant_id: Any, key: str) -> CaseCounter:
 @transaction.atomic
 def case_type_create(
     *,
-    user: Any,
+    user: User,
     key: str,
     display_name: str,
     schema: dict[str, Any],
@@ -133,7 +136,7 @@ def resolve_workflow(*, tenant_id: Any, case_type: CaseType, workflow_version_id
 @transaction.atomic
 def case_create(
     *,
-    user: Any,
+    user: User,
     case_type: CaseType,
     data: dict[str, Any],
     workflow_version_id: Any = None,
@@ -183,7 +186,7 @@ def _locked(case: Case) -> Case:
     return Case.objects.select_for_update(of=("self",)).select_related("case_type").get(pk=case.pk)
 
 
-def _announce(case: Case, user: Any, **extra: Any) -> None:
+def _announce(case: Case, user: User, **extra: Any) -> None:
     """WebSocket `case:updated` after commit: {caseId, version, changedBy[, status]}."""
     broadcast_on_commit(
         tenant_id=case.tenant_id,
@@ -194,7 +197,7 @@ def _announce(case: Case, user: Any, **extra: Any) -> None:
 
 
 @transaction.atomic
-def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_version: int | None) -> Case:
+def case_update_data(*, user: User, case: Case, patch: dict[str, Any], expected_version: int | None) -> Case:
     # Stored data is already in the form jsonb keeps; a patch in that form keeps the merge in it, so
     # what the response shows, what the audit row hashes and what later reads return are one value.
     patch = canonical_value(patch)
@@ -235,7 +238,7 @@ def allowed_outcomes(case: Case) -> list[str] | None:
     return [str(o) for o in outcomes] if isinstance(outcomes, list) and outcomes else None
 
 
-def _finish(*, user: Any, case: Case, status: str, action: str, reason: str, outcome: str = "") -> Case:
+def _finish(*, user: User, case: Case, status: str, action: str, reason: str, outcome: str = "") -> Case:
     case = _locked(case)
     if case.status != Case.ACTIVE:
         raise InvalidState(f"Case is {case.status}, not active.")  # 409 when not active
@@ -261,7 +264,7 @@ def _finish(*, user: Any, case: Case, status: str, action: str, reason: str, out
 
 
 @transaction.atomic
-def case_close(*, user: Any, case: Case, reason: str = "", outcome: str = "") -> Case:
+def case_close(*, user: User, case: Case, reason: str = "", outcome: str = "") -> Case:
     outcomes = allowed_outcomes(case)
     # The outcome is free text unless the workflow defines `outcomes`.
     if outcomes is not None and outcome not in outcomes:
@@ -272,5 +275,5 @@ def case_close(*, user: Any, case: Case, reason: str = "", outcome: str = "") ->
 
 
 @transaction.atomic
-def case_cancel(*, user: Any, case: Case, reason: str = "") -> Case:
+def case_cancel(*, user: User, case: Case, reason: str = "") -> Case:
     return _finish(user=user, case=case, status=Case.CANCELLED, action="case:cancelled", reason=reason)

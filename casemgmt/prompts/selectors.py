@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, Max, Min
@@ -41,7 +42,7 @@ def prompt_template_latest(*, tenant_id: Any) -> list[tuple[PromptTemplate, Any]
     return [(t, firsts[t.name]["first_created"]) for t in latest if firsts[t.name]["latest"] == t.version]
 
 
-def prompt_template_first_created(*, template: PromptTemplate) -> Any:
+def prompt_template_first_created(*, template: PromptTemplate) -> datetime:
     first = PromptTemplate.objects.filter(tenant_id=template.tenant_id, name=template.name, version=1).first()
     return first.created_at if first else template.created_at
 

@@ -9,7 +9,7 @@ from django.conf import settings
 
 from casemgmt.prompts.llm import LLMBadReply, LLMNotConfigured, LLMTransient, chat_completion
 from casemgmt.workflows.services import agents
-from casemgmt.workflows.services.tasks import tasks_escalate_overdue
+from casemgmt.workflows.services.inbox import tasks_escalate_overdue
 
 logger = logging.getLogger(__name__)
 
