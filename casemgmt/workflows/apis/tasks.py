@@ -7,7 +7,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.workflows.apis.docs import DraftOutput, FullTaskOutput, InboxOutput
-from casemgmt.workflows.selectors import draft_record, task_detail, task_get, task_inbox
+from casemgmt.workflows.selectors import (
+    draft_record,
+    task_detail,
+    task_get,
+    task_get_readable,
+    task_inbox,
+    task_read_scope,
+)
 from casemgmt.workflows.services import tasks as services
 from shared.api.pagination import get_page, page_links
 
@@ -17,10 +24,12 @@ def _full(user, row) -> Response:
 
 
 class TaskInboxApi(APIView):
-    required = {"GET": "tasks:read"}
+    # tasks:read, or tasks:claim / tasks:complete (which see the same inbox: the tasks they may act on)
+    required = {"GET": ""}
     OutputSerializer = InboxOutput
 
     def get(self, request):
+        task_read_scope(user=request.user)
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         tasks = task_inbox(user=request.user, params=request.query_params)
         total = tasks.count()
@@ -30,11 +39,13 @@ class TaskInboxApi(APIView):
 
 
 class TaskDetailApi(APIView):
-    required = {"GET": "tasks:read"}
+    # tasks:read for any task; tasks:claim / tasks:complete for the tasks the caller may act on
+    required = {"GET": ""}
     OutputSerializer = FullTaskOutput
 
     def get(self, request, case_id, step_id: str):
-        return Response(task_detail(task_get(user=request.user, case_id=case_id, step_id=step_id), full=True))
+        row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
+        return Response(task_detail(row, full=True))
 
 
 class TaskClaimApi(APIView):
