@@ -34,7 +34,7 @@ def default_sla_hours(*, tenant_id: UUID) -> int:
 
 
 def theme_list(*, tenant_id: UUID) -> list[Theme]:
-    return list(Theme.objects.filter(tenant_id=tenant_id).order_by("created_at", "name"))
+    return list(Theme.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-id"))  # newest first
 
 
 def theme_get(*, tenant_id: UUID, theme_id: UUID) -> Theme:
