@@ -8,9 +8,8 @@ from typing import Any
 from django.db.models import F, Q
 
 from casemgmt.workflows.models import CaseStep
-from shared.api.errors import NotFound, PermissionDenied, ValidationFailed
+from shared.api.errors import NotFound, ValidationFailed
 from shared.api.time import iso, parse_iso
-from shared.auth.permissions import has_permission
 
 
 def step_detail(step: CaseStep) -> dict[str, Any]:
@@ -108,28 +107,6 @@ def _visible_to(user: Any) -> Q:
     )
     done = Q(status=CaseStep.COMPLETED) & (Q(assigned_to=user) | Q(completed_by=user))
     return open_claimable | done
-
-
-def task_read_scope(*, user: Any) -> str:
-    """Who may read tasks: `tasks:read` reads every task of the tenant ("all"); a principal holding
-    only `tasks:claim` or `tasks:complete` reads the tasks it may act on ("own": the same set its
-    inbox shows), so the Case Worker role works without `tasks:read`; anyone else gets 403."""
-    granted = user.get_permission_strings()
-    if has_permission(granted, "tasks:read"):
-        return "all"
-    if has_permission(granted, "tasks:claim") or has_permission(granted, "tasks:complete"):
-        return "own"
-    raise PermissionDenied("Requires permission tasks:read.")
-
-
-def task_get_readable(*, user: Any, case_id: Any, step_id: str) -> CaseStep:
-    """A task the user may read: 403 without any task permission, or, for a reader limited to its
-    own tasks (see task_read_scope), for a task outside them; 404 when there is no such task."""
-    scope = task_read_scope(user=user)
-    row = task_get(user=user, case_id=case_id, step_id=step_id)
-    if scope == "own" and not CaseStep.objects.filter(_visible_to(user), pk=row.pk).exists():
-        raise PermissionDenied("Requires permission tasks:read for a task you may not act on.")
-    return row
 
 
 def task_inbox(*, user: Any, params: Any) -> Any:

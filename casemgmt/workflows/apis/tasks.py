@@ -6,15 +6,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.apis.docs import DraftOutput, FullTaskOutput, InboxOutput
-from casemgmt.workflows.selectors import (
-    draft_record,
-    task_detail,
-    task_get,
-    task_get_readable,
-    task_inbox,
-    task_read_scope,
-)
+from casemgmt.workflows.selectors import draft_record, task_detail, task_get, task_inbox
 from casemgmt.workflows.services import tasks as services
 from shared.api.pagination import get_page, page_links
 
