@@ -30,7 +30,6 @@ DEFAULT_ROLES = {
         [
             "cases:read",
             "cases:update",
-            "tasks:read",
             "tasks:claim",
             "tasks:complete",
             "vault:download",

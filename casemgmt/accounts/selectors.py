@@ -54,13 +54,13 @@ def principal_list(
         queryset = queryset.filter(Q(email__icontains=search) | Q(display_name__icontains=search))
     if role:
         queryset = queryset.filter(roles__name=role)
-    queryset = queryset.distinct().order_by("created_at", "email")
+    queryset = queryset.distinct().order_by("-created_at", "-id")  # newest first; id keeps ties stable
     total = queryset.count()
     return list(queryset[page.offset : page.offset + page.limit]), total
 
 
 def role_list(*, tenant_id: UUID) -> QuerySet[Role]:
-    return Role.objects.filter(tenant_id=tenant_id).order_by("created_at", "name")
+    return Role.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-id")  # newest first
 
 
 def role_get(*, tenant_id: UUID, role_id: UUID) -> Role:

@@ -85,7 +85,7 @@ class CaseEventListApi(APIView):
 
     def get(self, request: Request, case_id: Any) -> Response:
         case = access_case(user=request.user, case_id=case_id)
-        return paged(request, selectors.case_events(tenant_id=case.tenant_id, case_id=case.id))
+        return paged(request, selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id))
 
 
 class CaseEventVerifyApi(APIView):

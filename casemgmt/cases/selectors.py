@@ -61,7 +61,7 @@ def case_type_list(*, tenant_id: Any, key: str | None = None, latest: bool = Fal
             .values("version")[:1]
         )
         types = types.filter(version=Subquery(newest))
-    return types.order_by("key", "version")
+    return types.order_by("-created_at", "-id")  # newest first; id keeps ties stable
 
 
 def case_type_get(*, tenant_id: Any, case_type_id: Any) -> CaseType:
@@ -171,17 +171,17 @@ HEADLINE_OPTIONS = 'StartSel=**, StopSel=**, MaxWords=25, MinWords=8, MaxFragmen
 PG_SEARCH = f"""
 WITH q AS (SELECT websearch_to_tsquery('english', %(q)s) AS query),
 hits AS (
-  SELECT c.id, c.display_name, c.case_type_id, c.case_number, c.search_text,
+  SELECT c.id, c.display_name, c.case_type_id, c.case_number, c.search_text, c.created_at,
          ts_rank_cd(c.search_vector, q.query) AS relevance, count(*) OVER () AS total
   FROM cases_case c, q
   WHERE c.tenant_id = %(tenant)s AND c.search_vector @@ q.query
-  ORDER BY relevance DESC, c.created_at DESC
+  ORDER BY relevance DESC, c.created_at DESC, c.id DESC
   LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT hits.id, hits.display_name, hits.case_type_id, hits.case_number, hits.relevance, hits.total,
        ts_headline('english', hits.search_text, q.query, '{HEADLINE_OPTIONS}') AS excerpt
 FROM hits, q
-ORDER BY hits.relevance DESC
+ORDER BY hits.relevance DESC, hits.created_at DESC, hits.id DESC
 """
 
 
@@ -227,7 +227,8 @@ def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit
     for case in cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at"):
         text = case.search_text.lower()
         scored.append((sum(text.count(t.lower()) for t in terms), case))
-    scored.sort(key=lambda item: (-item[0], -item[1].created_at.timestamp()))
+    # Most relevant first; ties newest first, then by id (descending) so pages never overlap.
+    scored.sort(key=lambda item: (item[0], item[1].created_at, str(item[1].id)), reverse=True)
     window = scored[page.offset : page.offset + page.limit]
     return [
         SearchHit(

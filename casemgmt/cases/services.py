@@ -14,6 +14,7 @@ from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import check_schema, data_changes, merge_patch, search_text, validate_data
 from casemgmt.cases.models import Case, CaseCounter, CaseType
 from casemgmt.realtime.events import broadcast_on_commit
+from casemgmt.tenancy.selectors import default_sla_hours
 from casemgmt.workflows.engine import workflow_halt, workflow_start
 from casemgmt.workflows.models import Workflow
 from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
@@ -150,8 +151,13 @@ def case_create(
     number = _next_case_number(user.tenant_id, case_type)
     name = display_name or _default_display_name(case_type, number, data)
     created_at = timezone.now()
-    # Decision: the case type's slaHours wins, else the bound workflow's; no deadline when neither.
-    sla_hours = case_type.sla_hours or (workflow.sla_hours if workflow else None)
+    # Every case gets a deadline: the case type's slaHours win, else the bound workflow's, else the
+    # tenant's default (itself falling back to the service's).
+    sla_hours = (
+        case_type.sla_hours
+        or (workflow.sla_hours if workflow else None)
+        or default_sla_hours(tenant_id=user.tenant_id)
+    )
     case = Case.objects.create(
         tenant_id=user.tenant_id,
         case_type=case_type,
@@ -161,7 +167,7 @@ def case_create(
         workflow_version=workflow,
         created_at=created_at,
         created_by=user,
-        sla_deadline=created_at + timedelta(hours=sla_hours) if sla_hours else None,
+        sla_deadline=created_at + timedelta(hours=sla_hours),
         search_text=search_text(case_number=number, display_name=name, data=data),
     )
     record(

@@ -11,8 +11,8 @@ from rest_framework.views import APIView
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy import selectors, services
 from casemgmt.tenancy.defaults import DEFAULT_COLORS
-from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Theme
-from casemgmt.tenancy.serializers import StrictBooleanField, StrictSerializer
+from casemgmt.tenancy.models import DEFAULT_SLA_HOURS_MAX, DEFAULT_TERMINOLOGY, Branding, Theme
+from casemgmt.tenancy.serializers import StrictBooleanField, StrictIntegerField, StrictSerializer
 from shared.api.fields import StrictCharField
 from shared.api.pagination import parse_int
 from shared.api.time import iso
@@ -103,6 +103,27 @@ class TerminologyApi(APIView):
             tenant=request.user.tenant, actor=request.user, labels=dict(data.validated_data)
         )
         return Response(selectors.terminology_of(tenant_id=request.user.tenant_id))
+
+
+class TenantSettingsApi(APIView):
+    required = {"GET": "", "PUT": "admin:tenant"}
+
+    class InputSerializer(StrictSerializer):
+        # null: new cases without slaHours of their own use the service default
+        defaultSlaHours = StrictIntegerField(min_value=1, max_value=DEFAULT_SLA_HOURS_MAX, allow_null=True)
+
+    def get(self, request: Request) -> Response:
+        return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
+
+    def put(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.tenant_settings_update(
+            tenant=request.user.tenant,
+            actor=request.user,
+            default_sla_hours=data.validated_data["defaultSlaHours"],
+        )
+        return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
 
 
 class ThemeInputSerializer(StrictSerializer):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from django.conf import settings
+
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
 from shared.api import errors
@@ -18,8 +20,20 @@ def terminology_of(*, tenant_id: UUID) -> dict[str, str]:
     return {key: labels.get(key, default) for key, default in DEFAULT_TERMINOLOGY.items()}
 
 
+def tenant_settings_of(*, tenant_id: UUID) -> dict[str, int | None]:
+    """`defaultSlaHours` is the tenant's own value (null: none); `serviceDefaultSlaHours` applies then."""
+    own = Tenant.objects.filter(pk=tenant_id).values_list("default_sla_hours", flat=True).first()
+    return {"defaultSlaHours": own, "serviceDefaultSlaHours": settings.CASE_DEFAULT_SLA_HOURS}
+
+
+def default_sla_hours(*, tenant_id: UUID) -> int:
+    """SLA hours of a new case whose case type and workflow set none: the tenant's, else the service's."""
+    own = Tenant.objects.filter(pk=tenant_id).values_list("default_sla_hours", flat=True).first()
+    return own or settings.CASE_DEFAULT_SLA_HOURS
+
+
 def theme_list(*, tenant_id: UUID) -> list[Theme]:
-    return list(Theme.objects.filter(tenant_id=tenant_id).order_by("created_at", "name"))
+    return list(Theme.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-id"))  # newest first
 
 
 def theme_get(*, tenant_id: UUID, theme_id: UUID) -> Theme:

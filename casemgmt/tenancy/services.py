@@ -204,3 +204,21 @@ def theme_delete(*, theme: Theme, actor: User) -> None:
         raise errors.InvalidState("The default theme cannot be deleted.")
     _theme_audit(theme, actor, "deleted")
     theme.delete()
+
+
+@transaction.atomic
+def tenant_settings_update(*, tenant: Tenant, actor: Any, default_sla_hours: int | None) -> Tenant:
+    """`default_sla_hours` None falls back to the service default; the change is audited."""
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    before = tenant.default_sla_hours
+    if before != default_sla_hours:
+        tenant.default_sla_hours = default_sla_hours
+        tenant.save(update_fields=["default_sla_hours"])
+        record(
+            tenant_id=tenant.id,
+            actor=_actor(actor),
+            action="tenant:settings_changed",
+            resource=f"tenants/{tenant.id}/settings",
+            changes={"defaultSlaHours": {"from": before, "to": default_sla_hours}},
+        )
+    return tenant

@@ -38,7 +38,7 @@ def workflow_list(*, tenant_id: Any, params: Any) -> QuerySet[Workflow]:
         if params["status"] not in (Workflow.DRAFT, Workflow.PUBLISHED, Workflow.WITHDRAWN):
             raise ValidationFailed("status must be draft, published or withdrawn", field="status")
         workflows = workflows.filter(status=params["status"])
-    return workflows.order_by("case_type_key", "-version")
+    return workflows.order_by("-created_at", "-id")  # newest first; id keeps ties stable
 
 
 def workflow_get(*, tenant_id: Any, workflow_id: Any) -> Workflow:
@@ -50,10 +50,13 @@ def workflow_get(*, tenant_id: Any, workflow_id: Any) -> Workflow:
 
 # ---------------------------------------------------------------------------- tasks
 
+# createdAt (the default): newest first. dueDate: soonest due first, undated last. caseType: by key.
+# Ties: newest first, then by id, so paging is stable.
+NEWEST_FIRST = (F("activated_at").desc(nulls_last=True), "-pk")
 INBOX_SORTS = {
-    "dueDate": (F("due_at").asc(nulls_last=True), "activated_at", "pk"),
-    "createdAt": ("activated_at", "pk"),
-    "caseType": ("case__case_type__key", "activated_at", "pk"),
+    "dueDate": (F("due_at").asc(nulls_last=True), *NEWEST_FIRST),
+    "createdAt": NEWEST_FIRST,
+    "caseType": ("case__case_type__key", *NEWEST_FIRST),
 }
 
 

@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from shared import conf
 
@@ -143,6 +144,12 @@ CELERY_BEAT_SCHEDULE["workflows-escalate-overdue-tasks"] = {
     "task": "casemgmt.workflows.escalate_overdue_tasks",
     "schedule": WORKFLOW_SLA_SCAN_SECONDS,
 }
+
+# A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow
+# nor its tenant's own default sets them (1..87600).
+CASE_DEFAULT_SLA_HOURS = env.int("CASE_DEFAULT_SLA_HOURS", default=72)
+if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
+    raise ImproperlyConfigured("CASE_DEFAULT_SLA_HOURS must be a whole number of hours from 1 to 87600.")
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
 VAULT_MAX_UPLOAD_BYTES = env.int("VAULT_MAX_UPLOAD_BYTES", default=25 * 1024 * 1024)

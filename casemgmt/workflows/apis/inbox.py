@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.accounts.models import User
+from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.openapi import DraftOut, FullTaskOut, InboxPageOut
@@ -76,10 +77,12 @@ def _full(user: User, row: CaseStep) -> Response:
 
 
 class TaskInboxApi(APIView):
-    required = {"GET": "tasks:read"}
+    # tasks:read, or tasks:claim / tasks:complete (which see the same inbox: the tasks they may act on)
+    required = {"GET": ""}
     OutputSerializer = InboxPageOut
 
     def get(self, request: Request) -> Response:
+        task_read_scope(user=request.user)
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         tasks = task_inbox(user=request.user, params=request.query_params)
         total = tasks.count()
@@ -89,11 +92,13 @@ class TaskInboxApi(APIView):
 
 
 class TaskDetailApi(APIView):
-    required = {"GET": "tasks:read"}
+    # tasks:read for any task; tasks:claim / tasks:complete for the tasks the caller may act on
+    required = {"GET": ""}
     OutputSerializer = FullTaskOut
 
     def get(self, request: Request, case_id: Any, step_id: str) -> Response:
-        return Response(task_out(task_get(user=request.user, case_id=case_id, step_id=step_id), full=True))
+        row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
+        return Response(task_out(row, full=True))
 
 
 class TaskClaimApi(APIView):
