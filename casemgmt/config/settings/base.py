@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "casemgmt.cases",
     "casemgmt.workflows",
     "casemgmt.prompts",
+    "casemgmt.reports",
     "casemgmt.ops",
     "casemgmt.realtime",
 ]
@@ -150,6 +151,12 @@ CELERY_BEAT_SCHEDULE["workflows-escalate-overdue-tasks"] = {
 CASE_DEFAULT_SLA_HOURS = env.int("CASE_DEFAULT_SLA_HOURS", default=72)
 if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
     raise ImproperlyConfigured("CASE_DEFAULT_SLA_HOURS must be a whole number of hours from 1 to 87600.")
+
+# Report queries: the PostgreSQL role they run as (only SELECT on the reporting views; empty: no
+# role switch), their statement timeout and the most rows one answers.
+REPORTS_DB_ROLE = env.str("CASE_REPORTS_DB_ROLE", default="casemgmt_report_reader")
+REPORTS_STATEMENT_TIMEOUT_MS = env.int("CASE_REPORTS_STATEMENT_TIMEOUT_MS", default=5000)
+REPORTS_ROW_CAP = env.int("CASE_REPORTS_ROW_CAP", default=10_000)
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
 VAULT_MAX_UPLOAD_BYTES = env.int("VAULT_MAX_UPLOAD_BYTES", default=25 * 1024 * 1024)
