@@ -241,3 +241,19 @@ def test_another_tenants_aggregates_and_lists_show_nothing_of_ours(api, outsider
 def test_unknown_report_is_404(api, analyst):
     assert api(analyst).get(f"/reports/{uuid.uuid4()}").status_code == 404
     assert api(analyst).post(f"/reports/{uuid.uuid4()}/run").status_code == 404
+
+
+def test_documented_fields_match_real_responses(api, analyst, world):
+    components = ok(api(None).get("/openapi.json"))["components"]["schemas"]
+
+    def documented(name: str) -> set[str]:
+        return set(components[name]["properties"])
+
+    client = api(analyst)
+    assert set(ok(client.get("/reports/dashboard"))) == documented("ReportDashboardOut")
+    assert set(ok(client.get("/reports/summary"))) == documented("ReportSummaryOut")
+    assert set(ok(client.get("/reports/sla-compliance"))) == documented("SlaComplianceOut")
+    report = ok(client.post("/reports", {"name": "n", "query": "SELECT 1 AS one"}, format="json"), 201)
+    assert set(report) == documented("ReportOut")
+    assert set(ok(client.post(f"/reports/{report['id']}/run"))) == documented("ReportRunOut")
+    assert {"question", "query", "result", "truncated"} == documented("AnswerOut")
