@@ -10,8 +10,8 @@ Measures, against the production settings (PostgreSQL, Redis, uvicorn with one w
 
 Usage:  .venv/bin/python bench/case_load.py [--duration 20] [--concurrency 32] [--seed 100000]
         [--server uvicorn|gunicorn] [--workers N] [--tenants N] [--skip-search]
-Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/case_bench; the database
-is dropped and recreated), BENCH_REDIS_URL (default redis://127.0.0.1:6379). Each run takes < 3 min.
+Environment: CASE_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/case_bench; the database
+is dropped and recreated), CASE_BENCH_REDIS_URL (default redis://127.0.0.1:6379). Each run takes < 3 min.
 The load generator runs on the same machine as the server and competes with it for the CPUs.
 """
 
