@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth import authenticate
@@ -157,7 +159,7 @@ def _ensure_grantable(actor: User, permissions: list[str], *, field: str) -> Non
         raise errors.PermissionDenied("You may only grant permissions you hold yourself.", field=field)
 
 
-def _ensure_roles_grantable(actor: User, roles: list[Role], *, before: list[Role] = ()) -> None:
+def _ensure_roles_grantable(actor: User, roles: list[Role], *, before: Iterable[Role] = ()) -> None:
     # Roles the principal already had are not a new grant (an admin may still rename a user
     # holding a bigger role, or take roles away).
     kept = {role.pk for role in before}
@@ -237,6 +239,20 @@ def principal_created_in_admin(*, user: User, actor: User) -> None:
         _queue_welcome(user)
 
 
+# Principals are members of a tenant; only platform operators (superusers, who use the Django admin
+# alone) have none, and no principal operation reaches them.
+def _member_tenant_id(user: User) -> UUID:
+    if user.tenant_id is None:
+        raise errors.InvalidState("Platform operators belong to no tenant.")
+    return user.tenant_id
+
+
+def _member_tenant(user: User) -> Tenant:
+    if user.tenant is None:
+        raise errors.InvalidState("Platform operators belong to no tenant.")
+    return user.tenant
+
+
 @transaction.atomic
 def principal_update(
     *, user: User, actor: User, display_name: str | None = None, role_names: list[str] | None = None
@@ -244,7 +260,7 @@ def principal_update(
     resource = f"principals/{user.id}"
     if display_name is not None and display_name != user.display_name:
         record(
-            tenant_id=user.tenant_id,
+            tenant_id=_member_tenant_id(user),
             actor=str(actor.id),
             action="user:updated",
             resource=resource,
@@ -254,13 +270,13 @@ def principal_update(
         user.save(update_fields=["display_name"])
     if role_names is not None:
         before = sorted(user.role_names)
-        roles = roles_named(tenant=user.tenant, names=role_names)
+        roles = roles_named(tenant=_member_tenant(user), names=role_names)
         _ensure_roles_grantable(actor, roles, before=list(user.roles.all()))
         user.roles.set(roles)
         after = sorted(r.name for r in roles)
         if before != after:
             record(
-                tenant_id=user.tenant_id,
+                tenant_id=_member_tenant_id(user),
                 actor=str(actor.id),
                 action="user:role_assigned",
                 resource=resource,
@@ -285,7 +301,7 @@ def principal_disable(*, user: User, actor: User) -> None:
     if not User.objects.filter(pk=user.pk, is_active=True).update(is_active=False):
         return
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=_member_tenant_id(user),
         actor=str(actor.id),
         action="user:disabled",
         resource=f"principals/{user.id}",
@@ -298,12 +314,16 @@ def principal_enable(*, user: User, actor: User) -> None:
     if not User.objects.filter(pk=user.pk, is_active=False).update(is_active=True):
         return
     record(
-        tenant_id=user.tenant_id, actor=str(actor.id), action="user:enabled", resource=f"principals/{user.id}"
+        tenant_id=_member_tenant_id(user),
+        actor=str(actor.id),
+        action="user:enabled",
+        resource=f"principals/{user.id}",
     )
 
 
 def welcome_email_build(user: User) -> EmailMessage:
-    organisation = getattr(getattr(user.tenant, "branding", None), "company_name", "") or user.tenant.name
+    tenant = _member_tenant(user)
+    organisation = getattr(getattr(tenant, "branding", None), "company_name", "") or tenant.name
     lines = [
         f"Hello {user.display_name or user.email},",
         "",

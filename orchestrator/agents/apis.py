@@ -38,7 +38,8 @@ class AgentListApi(APIView):
         for tr_id, agent_id in (
             TaskRun.objects.filter(status=RUNNING).order_by("id").values_list("id", "agent_id")
         ):
-            assigned.setdefault(agent_id, []).append(tr_id)
+            if agent_id is not None:  # set with the running status; the column allows null before
+                assigned.setdefault(agent_id, []).append(tr_id)
         agents = [
             {
                 "agent_id": agent.agent_id,

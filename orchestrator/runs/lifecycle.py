@@ -62,7 +62,7 @@ def lock_run(run_id: str) -> Run:
     return Run.objects.select_for_update().get(pk=run_id)
 
 
-def _set_status(task_runs: list[TaskRun], run: Run, status: str, **fields) -> list[TaskRun]:
+def _set_status(task_runs: list[TaskRun], run: Run | SimpleNamespace, status: str, **fields) -> list[TaskRun]:
     """Moves the given task runs (still in their current status) to `status`; emits one event each."""
     changed = []
     for tr in task_runs:
@@ -136,7 +136,13 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
     if connection.vendor != "postgresql":
         return _claim_portable(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
     now = now_ms()
-    params = {"agent": agent_id, "now": now, "now_iso": iso(now), "id": task_run_id, "attempt": attempt}
+    params: dict[str, str | int | datetime | None] = {
+        "agent": agent_id,
+        "now": now,
+        "now_iso": iso(now),
+        "id": task_run_id,
+        "attempt": attempt,
+    }
     with connection.cursor() as cursor:
         cursor.execute(CLAIM_SQL, params)
         row = cursor.fetchone()
@@ -296,8 +302,16 @@ def _finish_leaf(execution: Execution) -> bool:
     tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
                          start_time=execution.start_time, end_time=now)  # fmt: skip
     data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
-    params = [now, execution.task_run_id, execution.attempt, now, execution.run_id, execution.dag_id or "",
-              execution.task_id, json.dumps(data)]  # fmt: skip
+    params: list[str | int | datetime] = [
+        now,
+        execution.task_run_id,
+        execution.attempt,
+        now,
+        execution.run_id,
+        execution.dag_id or "",
+        execution.task_id,
+        json.dumps(data),
+    ]
     with connection.cursor() as cursor:
         cursor.execute(LEAF_COMPLETE_SQL, params)
         return cursor.fetchone() is not None
@@ -332,6 +346,8 @@ def _finish_completed(
         status=COMPLETED, end_time=now, exit_code=0
     ):
         return False, False
+    run: Run | SimpleNamespace
+    tr: TaskRun | SimpleNamespace
     if execution is not None:  # what the agent already knows: no re-read on the hot path
         run = SimpleNamespace(run_id=run_id, dag_id=execution.dag_id)
         tr = SimpleNamespace(id=task_run_id, task_id=execution.task_id, status=COMPLETED,
@@ -345,7 +361,7 @@ def _finish_completed(
     return True, bool(wakeups)
 
 
-def _queue_ready_dependents(run, candidates: list[str]) -> list[Wakeup]:
+def _queue_ready_dependents(run: Run | SimpleNamespace, candidates: list[str]) -> list[Wakeup]:
     """Fan-in: the dependents are already locked, so of two upstream task runs completing at once
     the later one to take the locks sees the other's committed completion: the dependent is queued
     exactly once, never missed."""

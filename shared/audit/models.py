@@ -23,6 +23,10 @@ class AuditEventBase(models.Model):
     previous_hash = models.CharField(max_length=71)
     erased = models.BooleanField(default=False)
 
+    # Declared here so that code written against any concrete chain (`type[AuditEventBase]`) has a
+    # typed manager; each subclass inherits it.
+    objects = models.Manager()
+
     class Meta:
         abstract = True
         ordering = ("chain", "sequence")
