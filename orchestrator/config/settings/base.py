@@ -88,7 +88,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["orchestrator.security.permissions.RolePermission"],
 }
 
-# Security: off by default for the embedded run, on in production settings and deploy/.
+# Security: off by default for the embedded run, on in deploy/.
 ORCH_SECURITY_ENABLED = env.bool("ORCH_SECURITY_ENABLED", default=False)
 JWT = {
     "SIGNING_KEY": env.str("ORCH_JWT_SIGNING_KEY", default="") or SECRET_KEY,

@@ -4,7 +4,7 @@ from .base import *  # noqa: F401,F403
 from .base import FIELD_ENCRYPTION_KEYS, JWT, SECRET_KEY, VAR_DIR, env
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
-# DEBUG stays off even here: unknown routes must answer the API's JSON 404 error body, not Django's
+# DEBUG stays off even here: unknown routes must answer our JSON 404 error body, not Django's
 # debug page. Static files (the admin's) are served by the ASGI app instead (SERVE_STATIC).
 DEBUG = env.bool("ORCH_DEBUG", default=False)
 SERVE_STATIC = True
