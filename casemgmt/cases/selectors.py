@@ -92,7 +92,7 @@ def access_case(*, user: User, case_id: Any) -> Case:
     """The case if it belongs to the caller's tenant; otherwise 404 (existence is never leaked)."""
     case = (
         Case.objects.select_related("case_type", "workflow_version")
-        .filter(tenant_id=user.tenant_id, id=case_id)
+        .filter(tenant_id=user.member_tenant_id, id=case_id)
         .first()
     )
     if case is None:
@@ -101,7 +101,7 @@ def access_case(*, user: User, case_id: Any) -> Case:
 
 
 def case_list(*, user: User, params: QueryDict) -> QuerySet[Case]:
-    cases = Case.objects.filter(tenant_id=user.tenant_id).select_related("case_type")
+    cases = Case.objects.filter(tenant_id=user.member_tenant_id).select_related("case_type")
     if params.get("caseTypeId"):
         cases = cases.filter(case_type_id=_uuid(params["caseTypeId"], "caseTypeId"))
     status = params.get("status")
@@ -120,7 +120,7 @@ def case_list(*, user: User, params: QueryDict) -> QuerySet[Case]:
         # Decision: "assigned to" means holding an active human task of the case.
         cases = cases.filter(
             id__in=CaseStep.objects.filter(
-                tenant_id=user.tenant_id, type="task", status=CaseStep.ACTIVE, assigned_to_id=assignee
+                tenant_id=user.member_tenant_id, type="task", status=CaseStep.ACTIVE, assigned_to_id=assignee
             ).values("case_id")
         )
     return cases.order_by(*_ordering(params))

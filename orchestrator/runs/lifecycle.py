@@ -139,7 +139,13 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
     if connection.vendor != "postgresql":
         return _claim_portable(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
     now = now_ms()
-    params = {"agent": agent_id, "now": now, "now_iso": iso(now), "id": task_run_id, "attempt": attempt}
+    params: dict[str, str | int | datetime | None] = {
+        "agent": agent_id,
+        "now": now,
+        "now_iso": iso(now),
+        "id": task_run_id,
+        "attempt": attempt,
+    }
     with connection.cursor() as cursor:
         cursor.execute(CLAIM_SQL, params)
         row = cursor.fetchone()
@@ -299,8 +305,16 @@ def _finish_leaf(execution: Execution) -> bool:
     tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
                          start_time=execution.start_time, end_time=now)  # fmt: skip
     data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
-    params = [now, execution.task_run_id, execution.attempt, now, execution.run_id, execution.dag_id or "",
-              execution.task_id, json.dumps(data)]  # fmt: skip
+    params: list[str | int | datetime] = [
+        now,
+        execution.task_run_id,
+        execution.attempt,
+        now,
+        execution.run_id,
+        execution.dag_id or "",
+        execution.task_id,
+        json.dumps(data),
+    ]
     with connection.cursor() as cursor:
         cursor.execute(LEAF_COMPLETE_SQL, params)
         return cursor.fetchone() is not None
