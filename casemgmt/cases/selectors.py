@@ -214,16 +214,22 @@ def _pg_count(tenant_id: Any, q: str) -> int:
 
 
 def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit], int]:
-    """SQLite: every word must occur (case-insensitive substring); relevance counts occurrences."""
-    terms = [t for t in re.split(r"\s+", q.strip()) if t]
+    """Without a full-text index (SQLite): every word must occur in the case's text, in any letter
+    case (a substring, so "flood" also finds "flooded"); double quotes only delimit words; relevance
+    counts occurrences. SQLite's LIKE folds ASCII letters only, so it narrows the candidates by the
+    ASCII words and Python decides on every word."""
+    terms = [t.lower() for t in re.findall(r'[^\s"]+', q)]
+    if not terms:  # only quotes: no word to look for, as the full-text query has none either
+        return [], 0
     cases = Case.objects.filter(tenant_id=tenant_id)
     for term in terms:
-        cases = cases.filter(search_text__icontains=term)
-    total = cases.count()
+        if term.isascii():
+            cases = cases.filter(search_text__icontains=term)
     scored = []
     for case in cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at"):
         text = case.search_text.lower()
-        scored.append((sum(text.count(t.lower()) for t in terms), case))
+        if all(t in text for t in terms):
+            scored.append((sum(text.count(t) for t in terms), case))
     scored.sort(key=lambda item: (-item[0], -item[1].created_at.timestamp()))
     window = scored[page.offset : page.offset + page.limit]
     return [
@@ -231,7 +237,7 @@ def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit
             c.id, c.display_name, c.case_type_id, c.case_number, float(score), _excerpt(c.search_text, terms)
         )
         for score, c in window
-    ], total
+    ], len(scored)
 
 
 def _excerpt(text: str, terms: list[str], width: int = 60) -> str:

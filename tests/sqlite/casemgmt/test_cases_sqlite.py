@@ -1,0 +1,202 @@
+"""Cases on SQLite, as `make run` does it: numbering and versioning without row locks (SQLite's
+immediate transactions admit one writer at a time), optimistic concurrency on data, the search
+fallback (no full-text index) and the dashboard's week arithmetic."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from casemgmt.audit.models import AuditEvent
+from casemgmt.audit.services import verify_tenant_chain
+from casemgmt.cases.models import Case
+from tests.casemgmt.cases.conftest import VALID_DATA
+
+
+def run_together(count, call):
+    """Runs `call(i)` in `count` threads released at once, each on its own database connection."""
+    barrier = threading.Barrier(count)
+
+    def worker(index):
+        try:
+            barrier.wait(timeout=30)
+            return call(index)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(worker, range(count)))
+
+
+# --- numbering and versions under concurrency ---------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_creations_get_consecutive_numbers(api, admin_user, case_type):
+    def create(_):
+        response = api(admin_user).post(
+            "/cases", {"caseTypeId": str(case_type.id), "data": VALID_DATA}, format="json"
+        )
+        return response.status_code, response.json().get("caseNumber")
+
+    results = run_together(12, create)
+    assert [status for status, _ in results] == [201] * 12
+    assert sorted(number for _, number in results) == [f"IC-{n:06d}" for n in range(1, 13)]
+    assert Case.objects.filter(tenant=admin_user.tenant).count() == 12
+    assert verify_tenant_chain(tenant_id=admin_user.tenant_id).is_valid
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_patches_with_one_version_exactly_one_wins(api, admin_user, make_case):
+    case = make_case()
+
+    def update(index):
+        body = {"data": {"description": f"writer {index}"}, "version": 1}
+        response = api(admin_user).patch(f"/cases/{case.id}/data", body, format="json")
+        return response.status_code, response.json()
+
+    results = run_together(8, update)
+    assert sorted(status for status, _ in results) == [200] + [409] * 7
+    winner = next(body for status, body in results if status == 200)
+    case.refresh_from_db()
+    assert case.version == 2 and case.data["description"] == winner["data"]["description"]
+    assert AuditEvent.objects.filter(resource=f"cases/{case.id}", action="case:updated").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_registrations_of_one_key_get_distinct_versions(api, admin_user):
+    def register(index):
+        body = {"key": "permit", "displayName": f"Permit {index}", "schema": {"type": "object"}}
+        response = api(admin_user).post("/case-types", body, format="json")
+        return response.status_code, response.json().get("version")
+
+    assert sorted(run_together(5, register)) == [(201, v) for v in range(1, 6)]
+
+
+# --- search fallback --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def claims(make_case):
+    flood = make_case(
+        data={
+            "applicant": {"name": "Grace Hopper"},
+            "amount": 1,
+            "description": "Basement flooded after storm",
+        }
+    )
+    fire = make_case(
+        data={"applicant": {"name": "Zoë Ærø"}, "amount": 2, "description": "Kitchen fire, smoke damage"}
+    )
+    both = make_case(
+        data={
+            "applicant": {"name": "Flood Fire"},
+            "amount": 3,
+            "description": "flooding and fires",
+            "tags": ["flood"],
+        }
+    )
+    return flood, fire, both
+
+
+def search(client, query, **params):
+    response = client.get("/cases/search", {"q": query, **params})
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def ids(body):
+    return [hit["id"] for hit in body["data"]]
+
+
+@pytest.mark.django_db
+def test_search_finds_words_in_the_data_ranked_by_occurrences(api, reader, claims):
+    flood, _, both = claims
+    body = search(api(reader), "flood")
+    assert body["total"] == 2 and body["next"] is None
+    assert ids(body) == [str(both.id), str(flood.id)]  # three occurrences before one
+    assert body["data"][0]["relevance"] > body["data"][1]["relevance"] > 0
+    for hit in body["data"]:
+        assert set(hit) == {"id", "caseNumber", "displayName", "caseTypeId", "relevance", "excerpt"}
+    assert "**flood**ed" in body["data"][1]["excerpt"].lower()
+
+
+@pytest.mark.django_db
+def test_search_needs_every_word_in_any_case_and_covers_names_and_numbers(api, reader, claims):
+    flood, fire, both = claims
+    client = api(reader)
+    assert ids(search(client, "BASEMENT Storm")) == [str(flood.id)]
+    assert ids(search(client, "basement fire")) == []
+    assert ids(search(client, "hopper")) == [str(flood.id)]  # nested value
+    assert ids(search(client, fire.case_number)) == [str(fire.id)]
+    assert ids(search(client, '"kitchen fire"')) == [str(fire.id)]  # quotes do not break the words
+    assert search(client, "volcano") == {"data": [], "total": 0, "next": None}
+    assert search(client, '""') == {"data": [], "total": 0, "next": None}
+
+
+@pytest.mark.django_db
+def test_search_folds_case_beyond_ascii(api, reader, claims):
+    _, fire, _ = claims
+    client = api(reader)
+    for query in ("zoë", "ZOË", "ærø", "ÆRØ"):
+        assert ids(search(client, query)) == [str(fire.id)], query
+
+
+@pytest.mark.django_db
+def test_search_follows_data_changes_and_pages(api, admin_user, reader, claims):
+    flood = claims[0]
+    api(admin_user).patch(f"/cases/{flood.id}/data", {"data": {"description": "earthquake"}}, format="json")
+    client = api(reader)
+    assert ids(search(client, "earthquake")) == [str(flood.id)]
+    assert ids(search(client, "basement")) == []
+    first = search(client, "fire", limit=1)
+    assert first["total"] == 2 and len(first["data"]) == 1 and "offset=1" in first["next"]
+    second = client.get(first["next"]).json()
+    assert second["total"] == 2 and ids(second) != ids(first) and second["next"] is None
+
+
+@pytest.mark.django_db
+def test_search_stays_inside_the_tenant(api, reader, outsider, make_user, other_tenant, claims):
+    assert search(api(outsider), "flood")["total"] == 0
+    own = make_user(other_tenant, permissions=["*"])
+    mine = api(own).post(
+        "/case-types",
+        {"key": "flood_report", "displayName": "F", "schema": {"type": "object"}},
+        format="json",
+    )
+    assert mine.status_code == 201, mine.content
+    created = api(own).post(
+        "/cases", {"caseTypeId": mine.json()["id"], "data": {"note": "flood"}}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    assert ids(search(api(outsider), "flood")) == [created.json()["id"]]
+    assert created.json()["id"] not in ids(search(api(reader), "flood"))
+
+
+# --- dashboard --------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_dashboard_ages_active_cases_by_whole_weeks(api, admin_user, make_case):
+    now = timezone.now()
+    for age in (
+        timedelta(hours=1),
+        timedelta(days=6, hours=23),
+        timedelta(days=7, hours=1),
+        timedelta(days=22),
+    ):
+        case = make_case()
+        Case.objects.filter(pk=case.pk).update(created_at=now - age)
+    body = api(admin_user).get("/cases/dashboard").json()
+    assert body["ageingByWeek"] == [
+        {"week": 0, "count": 2},
+        {"week": 1, "count": 1},
+        {"week": 2, "count": 0},
+        {"week": 3, "count": 1},
+    ]
+    assert body["totalActive"] == 4

@@ -1,0 +1,17 @@
+"""The embedded default's database paths, on SQLite (`tests/run.py case-sqlite` / `orch-sqlite`,
+with the services' `test_sqlite` settings). Under any other database these tests are skipped: what
+they cover is the code that runs only when `connection.vendor` is not PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        return
+    skip = pytest.mark.skip(reason="SQLite paths: run with the services' test_sqlite settings")
+    for item in items:
+        if "tests/sqlite/" in str(item.path).replace("\\", "/"):
+            item.add_marker(skip)
