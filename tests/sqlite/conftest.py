@@ -4,6 +4,8 @@ they cover is the code that runs only when `connection.vendor` is not PostgreSQL
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 
@@ -15,3 +17,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "tests/sqlite/" in str(item.path).replace("\\", "/"):
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _empty_broker_folder() -> None:
+    """Wakeups left by an earlier session must not reach this session's agents or counts."""
+    options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        for message in Path(options["data_folder_in"]).glob("*.msg"):
+            message.unlink(missing_ok=True)

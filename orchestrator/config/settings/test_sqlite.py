@@ -7,19 +7,23 @@ import os
 from shared import conf
 
 from .local import *  # noqa: F401,F403
-from .local import BASE_DIR, CELERY_DEFAULT_QUEUE, JWT
+from .local import BASE_DIR, CELERY_DEFAULT_QUEUE, JWT, env
 
 VAR_DIR = BASE_DIR / "var" / "test-sqlite" / "orch" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-# Whatever the environment says (ORCH_DATABASE_URL, ORCH_REDIS_URL), this suite is about SQLite and
-# the embedded broker and cache.
+# This suite is about SQLite and the embedded broker and cache, whatever the environment says
+# (ORCH_REDIS_URL, a PostgreSQL ORCH_DATABASE_URL). A SQLite ORCH_DATABASE_URL is how a test points
+# an agent process at its test database.
 REDIS_URL = ""
+_URL = env.str("ORCH_DATABASE_URL", default="")
 DATABASES = {
     "default": conf.database(
         {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": str(VAR_DIR / "orch.sqlite3"),
+            "NAME": env.db_url_config(_URL)["NAME"]
+            if _URL.startswith("sqlite:")
+            else str(VAR_DIR / "orch.sqlite3"),
             # A file, not Django's default in-memory test database: concurrency tests need the
             # file's locking (WAL, busy timeout), as the development server has it.
             "TEST": {"NAME": str(VAR_DIR / "test-orch.sqlite3")},
