@@ -50,3 +50,5 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STATIC_ROOT = VAR_DIR / "static"
 DEBUG = False
 ORCH_SECURITY_ENABLED = False
+# Webhook tests register receivers on 127.0.0.1.
+WEBHOOK_ALLOW_PRIVATE_TARGETS = True
