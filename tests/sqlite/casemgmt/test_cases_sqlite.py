@@ -15,6 +15,7 @@ from django.utils import timezone
 from casemgmt.audit.models import AuditEvent
 from casemgmt.audit.services import verify_tenant_chain
 from casemgmt.cases.models import Case
+from casemgmt.cases.services import case_close
 from tests.casemgmt.cases.conftest import VALID_DATA
 
 
@@ -82,7 +83,7 @@ def test_concurrent_registrations_of_one_key_get_distinct_versions(api, admin_us
 
 
 @pytest.mark.django_db
-def test_dashboard_ages_active_cases_by_whole_weeks(api, admin_user, make_case):
+def test_dashboard_ages_active_cases_by_whole_weeks_and_averages_resolution(api, admin_user, make_case):
     now = timezone.now()
     for age in (
         timedelta(hours=1),
@@ -92,6 +93,11 @@ def test_dashboard_ages_active_cases_by_whole_weeks(api, admin_user, make_case):
     ):
         case = make_case()
         Case.objects.filter(pk=case.pk).update(created_at=now - age)
+    for hours in (1, 3):  # resolved in one hour and in three
+        case = case_close(user=admin_user, case=make_case())
+        Case.objects.filter(pk=case.pk).update(
+            created_at=now - timedelta(hours=hours + 1), closed_at=now - timedelta(hours=1)
+        )
     body = api(admin_user).get("/cases/dashboard").json()
     assert body["ageingByWeek"] == [
         {"week": 0, "count": 2},
@@ -99,4 +105,5 @@ def test_dashboard_ages_active_cases_by_whole_weeks(api, admin_user, make_case):
         {"week": 2, "count": 0},
         {"week": 3, "count": 1},
     ]
-    assert body["totalActive"] == 4
+    assert body["totalActive"] == 4 and body["totalClosed"] == 2
+    assert body["avgResolutionTime"] == pytest.approx(2 * 3600, abs=1)

@@ -243,3 +243,19 @@ def test_a_failure_fails_the_run_and_cancels_what_waits_on_it(api):
     assert [by_id[t]["status"] for t in ("f1", "f2", "f3")] == ["completed", "failed", "cancelled"]
     assert by_id["f2"]["exit_code"] == 3
     assert events(run_id, "dag.failed") == 1
+
+
+def test_a_failed_attempt_is_retried_and_can_complete_the_run(api, tmp_path):
+    state = tmp_path / "count"
+    put_task(api, "second-time", f"echo x >> {state}; test $(wc -l < {state}) -ge 2")
+    response = api.post("/api/schedule-task", {"task_id": "second-time", "retries": 2}, format="json")
+    assert response.status_code == 201, response.content
+    run_id = response.json()["run_id"]
+    tr = task_run(run_id, "second-time")
+    assert executor.execute(task_run_id=tr.id, attempt=0, agent_id="a@x") == "queued"
+    assert wakeups_sent(tr.id) == 2  # the first attempt's and the retry's
+    assert executor.execute(task_run_id=tr.id, attempt=0, agent_id="a@x") is None  # the old message
+    assert executor.execute(task_run_id=tr.id, attempt=1, agent_id="a@x") == "completed"
+    run = run_detail(api, run_id)
+    assert run["status"] == "completed" and tasks_by_id(run)["second-time"]["attempts"] == 2
+    assert events(run_id, "task.running") == 2
