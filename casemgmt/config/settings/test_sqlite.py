@@ -31,7 +31,11 @@ _celery = conf.celery_settings(
     broker_url="filesystem://", default_queue=CELERY_DEFAULT_QUEUE, local_folder=VAR_DIR / "broker"
 )
 CELERY_BROKER_URL = _celery["CELERY_BROKER_URL"]
-CELERY_BROKER_TRANSPORT_OPTIONS = _celery["CELERY_BROKER_TRANSPORT_OPTIONS"]
+# The exchange table too (kombu's default is ./control, in the repository).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    **_celery["CELERY_BROKER_TRANSPORT_OPTIONS"],
+    "control_folder": str(VAR_DIR / "broker" / "control"),
+}
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",

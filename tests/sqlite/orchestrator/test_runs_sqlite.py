@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from rest_framework.test import APIClient
 
 from orchestrator.events.models import Event
 from orchestrator.runs import executor, lifecycle
-from orchestrator.runs.models import TaskRun
+from orchestrator.runs.models import Run, TaskRun
+from shared.api.time import now_ms
 from tests.orchestrator.helpers import put_dag, put_task, run_detail, tasks_by_id
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -259,3 +261,23 @@ def test_a_failed_attempt_is_retried_and_can_complete_the_run(api, tmp_path):
     run = run_detail(api, run_id)
     assert run["status"] == "completed" and tasks_by_id(run)["second-time"]["attempts"] == 2
     assert events(run_id, "task.running") == 2
+
+
+def test_status_and_metrics_read_sqlite(api):
+    put_task(api, "timed", "true")
+    put_dag(api, "timed", ["timed"])
+    run_id = schedule_dag(api, "timed")
+    run_until_settled(run_id)
+    start = now_ms()
+    # Known durations: SQLite averages DurationField values as microseconds, not intervals.
+    TaskRun.objects.filter(run_id=run_id).update(start_time=start, end_time=start + timedelta(seconds=3))
+    Run.objects.filter(pk=run_id).update(start_time=start, end_time=start + timedelta(seconds=5))
+    metrics = api.get("/api/metrics").json()
+    assert metrics["performance"]["average_task_duration_seconds"] == 3.0
+    assert metrics["performance"]["average_dag_duration_seconds"] == 5.0
+    assert metrics["tasks"]["completed"] == 1 and metrics["runs"]["completed"] == 1
+    assert api.get("/api/status").json()["backend"] == {
+        "type": "sqlite",
+        "status": "healthy",
+        "latency_ms": pytest.approx(0, abs=1000),
+    }
