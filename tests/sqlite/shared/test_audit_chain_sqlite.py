@@ -100,3 +100,29 @@ def test_erasure_redacts_without_the_postgresql_flag_and_the_chain_still_verifie
     assert erased.erased and erased.hash == ERASED_HASH and erased.actor == "erased"
     result = audit.audit_verify_chain(model=AuditEvent, chain=str(tenant.id))
     assert result.is_valid and result.redacted_entries == 1 and result.entries_checked == 4
+
+
+TRICKY_VALUES = [
+    -0.0,
+    0.1,
+    1.7976931348623157e308,
+    5e-324,
+    123456789012345678901234567890.5,
+    10**30,
+    -(2**63),
+    'Zoë \u2028 \U0001f600 \\ "',
+    {"nested": [1, [2.5, {"deep": None}], True, False]},
+    [],
+    {},
+]
+
+
+@pytest.mark.django_db
+def test_any_json_value_is_hashed_as_sqlite_hands_it_back():
+    """SQLite stores JSON as text: whatever an append hashes must be what a later read returns."""
+    tenant = new_tenant()
+    for index, value in enumerate(TRICKY_VALUES):
+        append(tenant, value=value, index=index)
+    result = audit.audit_verify_chain(model=AuditEvent, chain=str(tenant.id))
+    assert result.is_valid, result.errors
+    assert result.entries_checked == len(TRICKY_VALUES)
