@@ -107,3 +107,16 @@ def test_dashboard_ages_active_cases_by_whole_weeks_and_averages_resolution(api,
     ]
     assert body["totalActive"] == 4 and body["totalClosed"] == 2
     assert body["avgResolutionTime"] == pytest.approx(2 * 3600, abs=1)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("number", [-0.0, 1.7976931348623157e308, 123456789012345678901234567890.5])
+def test_case_data_numbers_keep_the_audit_chain_valid(api, admin_user, make_case, number):
+    case = make_case()
+    client = api(admin_user)
+    response = client.patch(f"/cases/{case.id}/data", {"data": {"y": number}}, format="json")
+    assert response.status_code == 200, response.content
+    verified = client.post(f"/cases/{case.id}/events/verify")
+    assert verified.status_code == 200 and verified.json()["isValid"] is True, verified.content
+    chain = client.get("/audit/verify-chain")
+    assert chain.status_code == 200 and chain.json()["status"] == "valid", chain.content
