@@ -5,11 +5,8 @@ wakeups the filesystem broker carries to agents."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.conf import settings
@@ -21,6 +18,7 @@ from orchestrator.runs import executor, lifecycle
 from orchestrator.runs.models import Run, TaskRun
 from shared.api.time import now_ms
 from tests.orchestrator.helpers import put_dag, put_task, run_detail, tasks_by_id
+from tests.sqlite.threads import race
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,30 +36,6 @@ def schedule_dag(api: APIClient, dag_id: str) -> str:
 
 def task_run(run_id: str, task_id: str) -> TaskRun:
     return TaskRun.objects.get(run_id=run_id, task_id=task_id)
-
-
-def race(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Runs the calls at once, one thread and one database connection each; returns their results."""
-    barrier = threading.Barrier(len(calls))
-    results: list[Any] = [None] * len(calls)
-    errors: list[BaseException] = []
-
-    def work(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = calls[index]()
-        except BaseException as exc:  # surfaced by the assertion below
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == [], errors
-    return results
 
 
 def events(run_id: str, type: str, task_id: str = "") -> int:
