@@ -26,3 +26,13 @@ def _empty_broker_folder() -> None:
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
         for message in Path(options["data_folder_in"]).glob("*.msg"):
             message.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _metrics_registered(django_db_setup, django_db_blocker) -> None:
+    """One request before any race: the metrics middleware registers its collectors on first use,
+    and two threads doing that at once collide in the registry."""
+    from django.test import Client
+
+    with django_db_blocker.unblock():
+        Client().get("/no-such-route")
