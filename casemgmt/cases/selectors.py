@@ -222,14 +222,15 @@ def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit
     if not terms:  # only quotes: no word to look for, as the full-text query has none either
         return [], 0
     cases = Case.objects.filter(tenant_id=tenant_id)
-    for term in terms:
-        if term.isascii():
-            cases = cases.filter(search_text__icontains=term)
+    for term in (t for t in terms if t.isascii()):
+        cases = cases.filter(search_text__icontains=term)
+    candidates = cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at")
+    found = [case for case in candidates if all(t in case.search_text.lower() for t in terms)]
+    total = len(found)
     scored = []
-    for case in cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at"):
+    for case in found:
         text = case.search_text.lower()
-        if all(t in text for t in terms):
-            scored.append((sum(text.count(t) for t in terms), case))
+        scored.append((sum(text.count(t.lower()) for t in terms), case))
     scored.sort(key=lambda item: (-item[0], -item[1].created_at.timestamp()))
     window = scored[page.offset : page.offset + page.limit]
     return [
@@ -237,7 +238,7 @@ def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit
             c.id, c.display_name, c.case_type_id, c.case_number, float(score), _excerpt(c.search_text, terms)
         )
         for score, c in window
-    ], len(scored)
+    ], total
 
 
 def _excerpt(text: str, terms: list[str], width: int = 60) -> str:
