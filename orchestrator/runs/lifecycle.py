@@ -184,6 +184,10 @@ def _mark_run_running(run_id: str) -> None:
 
 
 def _claim_portable(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
+    """The claim on SQLite (the embedded default). The conditional UPDATE still decides which
+    message wins; the run's status needs no check inside it, because SQLite's immediate transactions
+    run one writer at a time: a cancel or failure that commits first has already moved this task
+    run out of `queued`, and no completion can queue it after its run ended."""
     tr = TaskRun.objects.select_related("run").filter(pk=task_run_id).first()
     if tr is None or tr.status != QUEUED or tr.attempts != attempt:
         return None
