@@ -235,10 +235,12 @@ class CommandRunner:
         return Outcome(ok=False, exit_code=code, note=f"[orchestrator] command {reason}")
 
 
-def execute(*, task_run_id: str, attempt: int, agent_id: str) -> str | None:
+def execute(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str = "") -> str | None:
     """Claims and runs one attempt. Returns the task run's resulting status, or None when the
     message was stale, a duplicate, or the task run was cancelled meanwhile."""
-    execution = lifecycle.claim(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
+    execution = lifecycle.claim(
+        task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, agent_session=agent_session
+    )
     if execution is None:
         return None
     outcome = CommandRunner(execution).run()

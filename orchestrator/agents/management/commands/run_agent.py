@@ -3,6 +3,7 @@ heartbeat thread that upserts its row every AGENT_HEARTBEAT_SECONDS."""
 
 import os
 import socket
+import uuid
 
 from celery.signals import worker_shutdown
 from django.conf import settings
@@ -34,6 +35,10 @@ class Command(BaseCommand):
         nodename = f"{options['name']}@{socket.gethostname()}"
         # Pool children inherit it: task runs are attributed to the agent that heartbeats for them.
         os.environ["ORCH_AGENT_ID"] = nodename
+        # This process's own identity: a restart under the same name is a new session, so the
+        # sweeper can tell the work of a killed predecessor from this process's own.
+        session_id = uuid.uuid4().hex
+        os.environ["ORCH_AGENT_SESSION"] = session_id
         consumed = queues if options["no_control"] else [settings.CELERY_DEFAULT_QUEUE, *queues]
         argv = [
             "worker", "-Q", ",".join(consumed), "-c", str(options["concurrency"]), "-n", nodename,
@@ -41,7 +46,9 @@ class Command(BaseCommand):
         ]  # fmt: skip
         if options["beat"]:
             argv += ["-B", "-s", str(settings.VAR_DIR / "beat-schedule")]
-        heartbeat = Heartbeat(agent_id=nodename, queues=queues, tags=parse_tags(options["tags"]))
+        heartbeat = Heartbeat(
+            agent_id=nodename, session_id=session_id, queues=queues, tags=parse_tags(options["tags"])
+        )
         heartbeat.start()
         worker_shutdown.connect(heartbeat.shutdown, weak=False)
         app.worker_main(argv)
