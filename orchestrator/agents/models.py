@@ -43,4 +43,4 @@ class AgentSession(models.Model):
         ordering = ("agent_id", "started_at")
 
     def __str__(self) -> str:
-        return f"{self.agent_id}#{self.session_id}"
+        return self.session_id

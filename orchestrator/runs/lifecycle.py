@@ -215,6 +215,23 @@ def _claim_portable(
     )  # fmt: skip
 
 
+def claimed_by(*, task_run_id: str, attempt: int, agent_session: str) -> Execution | None:
+    """The running attempt this agent process claimed, read back (a claim that committed though
+    its answer was lost with the connection)."""
+    tr = (
+        TaskRun.objects.select_related("run")
+        .filter(pk=task_run_id, status=RUNNING, attempts=attempt, agent_session=agent_session)
+        .first()
+    )
+    if tr is None:
+        return None
+    return Execution(
+        task_run_id=tr.id, run_id=tr.run_id, attempt=tr.attempts, max_attempts=tr.max_attempts, command=tr.command,
+        env=tr.env, timeout_seconds=tr.timeout_seconds, log_bytes=tr.log_bytes, log_truncated=tr.log_truncated,
+        task_id=tr.task_id, dag_id=tr.run.dag_id, start_time=tr.start_time, has_dependents=tr.has_dependents,
+    )  # fmt: skip
+
+
 def still_mine(*, task_run_id: str, attempt: int) -> tuple[bool, bool]:
     """(still running this attempt, cancel with force) — polled by the agent while the command runs.
     A cancelled run stops its commands even if this task run's row escaped the cancel (claimed in

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from orchestrator.agents.heartbeat import parse_tags
+from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.agents.services import agent_heartbeat, agent_stopped, agents_sweep
 from orchestrator.events.models import Event
@@ -153,6 +153,20 @@ def test_a_recovery_leaves_an_attempt_claimed_since_alone(api, settings):
     assert lifecycle.recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") is None
     tr.refresh_from_db()
     assert (tr.status, tr.attempts, tr.agent_session) == ("running", 2, "live")
+
+
+@pytest.mark.django_db(transaction=True)  # a beat closes its connection, as in the agent
+def test_a_failed_heartbeat_is_retried_sooner_and_the_thread_lives_on(settings):
+    settings.AGENT_HEARTBEAT_SECONDS = 5
+    # An agent id longer than its column: the database refuses the beat, as it would when down.
+    heartbeat = Heartbeat(agent_id="x" * 300, session_id="s", queues=["default"], tags=[])
+    assert heartbeat.beat() is False and heartbeat.beat() is False
+    assert heartbeat.next_wait() == 1.0  # 0.5 s, doubling, capped at the interval
+    heartbeat.agent_id = "fixed@host"
+    assert heartbeat.beat() is True
+    assert heartbeat.next_wait() == 5
+    assert Agent.objects.filter(pk="fixed@host").exists()
+    assert AgentSession.objects.get(pk="s").agent_id == "fixed@host"
 
 
 def test_parse_tags():

@@ -1,16 +1,52 @@
 """Starts an agent: a Celery worker consuming the named task queues (and the control queue), with a
-heartbeat thread that upserts its row every AGENT_HEARTBEAT_SECONDS."""
+heartbeat thread that upserts its row every AGENT_HEARTBEAT_SECONDS.
 
+Agents ride out broker outages: the worker reconnects for as long as the broker stays away, running
+commands go on meanwhile, and should the worker still stop on an error of its own (not on a shutdown
+that was asked for), the agent starts itself again in the same process slot."""
+
+import logging
 import os
 import socket
+import sys
+import time
 import uuid
 
-from celery.signals import worker_shutdown
+from celery.signals import worker_shutdown, worker_shutting_down
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.config.celery import app
+
+logger = logging.getLogger(__name__)
+
+# A worker that failed sooner than this after starting is failing to start (bad settings, no
+# database): it exits rather than restarting in a loop.
+RESTART_AFTER_SECONDS = 10.0
+
+
+def agent_celery_options(transport_options: dict) -> dict:
+    """Celery settings of the agent's worker, for broker outages.
+
+    - Reconnect forever (Celery gives up, and the worker exits, after 100 tries by default).
+    - Commands already running keep running when the connection drops; their results go to the
+      database, and a message Redis delivers again is dropped by the conditional claim.
+    - Socket timeouts and health checks, so a broker that stops answering (rather than refusing
+      connections) is noticed instead of blocking the worker for good.
+    """
+    return {
+        "broker_connection_retry": True,
+        "broker_connection_max_retries": None,
+        "worker_cancel_long_running_tasks_on_connection_loss": False,
+        "broker_transport_options": {
+            "socket_timeout": 15,
+            "socket_connect_timeout": 5,
+            "socket_keepalive": True,
+            "health_check_interval": 10,
+            **transport_options,
+        },
+    }
 
 
 class Command(BaseCommand):
@@ -45,10 +81,30 @@ class Command(BaseCommand):
             "-l", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
         if options["beat"]:
+            settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
             argv += ["-B", "-s", str(settings.VAR_DIR / "beat-schedule")]
+        app.conf.update(agent_celery_options(dict(app.conf.broker_transport_options or {})))
         heartbeat = Heartbeat(
             agent_id=nodename, session_id=session_id, queues=queues, tags=parse_tags(options["tags"])
         )
-        heartbeat.start()
+        asked = []
+        worker_shutting_down.connect(lambda **kwargs: asked.append(kwargs.get("sig")), weak=False)
         worker_shutdown.connect(heartbeat.shutdown, weak=False)
-        app.worker_main(argv)
+        heartbeat.start()
+        started = time.monotonic()
+        try:
+            app.worker_main(argv)
+        except SystemExit as exc:
+            if asked or exc.code in (0, None) or time.monotonic() - started < RESTART_AFTER_SECONDS:
+                raise
+            restart_agent(exc.code)
+
+
+def restart_agent(code) -> None:
+    """Replaces this process with a fresh agent (a new session: attempts the failed worker still
+    held are recovered by the sweeper once its session goes silent)."""
+    logger.error("Agent worker stopped on its own (exit code %s); starting the agent again", code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    time.sleep(1)  # no tight loop should the new start fail at once the same way
+    os.execv(sys.executable, [sys.executable, *sys.argv])
