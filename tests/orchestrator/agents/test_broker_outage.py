@@ -47,20 +47,20 @@ class PrivateRedis:
 
 @pytest.fixture
 def private_broker():
-    """This test process publishes its wake-ups to the private Redis as well (Celery's app keeps a
-    producer pool, which is reset on the way in and out)."""
+    """This test process publishes its wake-ups to the private Redis as well. Celery keeps its
+    connection and producer pools per broker address, so pointing the app at another address and
+    forgetting the pools it cached is enough; the usual broker's pools stay untouched."""
     server = PrivateRedis()
     server.start()
     original = app.conf.broker_url
-    app.pool.force_close_all()
-    app._pool = None
     app.conf.broker_url = f"{server.url}/3"
+    app._pool, app.amqp._producer_pool = None, None
     try:
         yield server
     finally:
         app.pool.force_close_all()
-        app._pool = None
         app.conf.broker_url = original
+        app._pool, app.amqp._producer_pool = None, None
         server.stop()
 
 
