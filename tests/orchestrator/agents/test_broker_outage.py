@@ -1,5 +1,6 @@
 """A busy agent rides out a broker (Redis) outage: it stays alive, reconnects when Redis is back,
-and the DAG it was working on completes."""
+and the DAG it was working on completes. Should its worker still stop on an error of its own, the
+agent starts itself again."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import uuid
 import pytest
 import redis
 
+from orchestrator.agents.models import AgentSession
 from orchestrator.agents.services import agents_sweep
 from orchestrator.config.celery import app
 from orchestrator.runs.models import TaskRun
+from shared.conf import isolation_prefix
 from tests.orchestrator.helpers import put_dag, put_task, start_agent, stop_agents, wait_agent_ready, wait_run
 from tests.support.processes import ServiceProcess, free_port, wait_for
 
@@ -113,5 +116,43 @@ def test_a_busy_agent_survives_a_broker_outage_and_its_dag_completes(
         log = agent.log_text()
         assert agent.alive() and "Unrecoverable error" not in log, log
         assert "starting the agent again" not in log  # it rode the outage out, no restart needed
+    finally:
+        stop_agents([agent], django_db_blocker)
+
+
+def test_an_agent_whose_worker_stops_on_an_error_starts_itself_again(
+    private_broker, subprocess_env, django_db_blocker, api
+):
+    token = uuid.uuid4().hex[:6]
+    name, queue = f"restart-{token}", f"restart-{token}"
+    env = {
+        **subprocess_env,
+        "ORCH_REDIS_URL": private_broker.url,
+        "ORCH_AGENT_RESTART_MIN_UPTIME_SECONDS": "0.5",
+    }
+    agent = start_agent(name, queue, env, concurrency=1)
+    try:
+        wait_agent_ready(agent)
+        sessions = AgentSession.objects.filter(agent__agent_id__startswith=f"{name}@")
+        wait_for(lambda: sessions.count() == 1, what="the first session")
+        # The queue's key holding a string makes the worker's BRPOP fail with an error Celery does
+        # not recover from: the worker stops.
+        broker = redis.Redis(port=private_broker.port, db=3)
+        broker.set(f"{isolation_prefix()}{queue}", "not a list")
+        wait_for(lambda: sessions.count() >= 2, timeout=60, what="the agent to start again as a new session")
+        broker.delete(f"{isolation_prefix()}{queue}")
+
+        put_task(api, f"after-{token}", "echo alive", queue=queue)
+        response = api.post("/api/schedule-task", {"task_id": f"after-{token}"}, format="json")
+        run_id = response.json()["run_id"]
+
+        def done():
+            agents_sweep()  # re-sends a wake-up lost while the queue's key was broken
+            return TaskRun.objects.filter(run_id=run_id, status="completed").exists()
+
+        wait_for(done, timeout=60, interval=0.5, what="the restarted agent to run a task")
+        log = agent.log_text()
+        assert agent.alive(), log
+        assert "Unrecoverable error" in log and "starting the agent again" in log
     finally:
         stop_agents([agent], django_db_blocker)

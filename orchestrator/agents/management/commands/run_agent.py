@@ -21,10 +21,6 @@ from orchestrator.config.celery import app
 
 logger = logging.getLogger(__name__)
 
-# A worker that failed sooner than this after starting is failing to start (bad settings, no
-# database): it exits rather than restarting in a loop.
-RESTART_AFTER_SECONDS = 10.0
-
 
 def agent_celery_options(transport_options: dict) -> dict:
     """Celery settings of the agent's worker, for broker outages.
@@ -87,17 +83,21 @@ class Command(BaseCommand):
         heartbeat = Heartbeat(
             agent_id=nodename, session_id=session_id, queues=queues, tags=parse_tags(options["tags"])
         )
-        asked = []
+        asked, exit_codes = [], []
         worker_shutting_down.connect(lambda **kwargs: asked.append(kwargs.get("sig")), weak=False)
+        worker_shutdown.connect(lambda sender=None, **kw: exit_codes.append(sender.exitcode), weak=False)
         worker_shutdown.connect(heartbeat.shutdown, weak=False)
         heartbeat.start()
         started = time.monotonic()
-        try:
-            app.worker_main(argv)
-        except SystemExit as exc:
-            if asked or exc.code in (0, None) or time.monotonic() - started < RESTART_AFTER_SECONDS:
-                raise
-            restart_agent(exc.code)
+        app.worker_main(argv)
+        code = exit_codes[-1] if exit_codes else None
+        # A worker that failed soon after starting is failing to start (bad settings): it exits
+        # rather than restarting in a loop.
+        ran_long_enough = time.monotonic() - started >= settings.AGENT_RESTART_MIN_UPTIME_SECONDS
+        if code and not asked and ran_long_enough:
+            restart_agent(code)
+        if code:
+            raise SystemExit(code)
 
 
 def restart_agent(code) -> None:
