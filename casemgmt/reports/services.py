@@ -46,7 +46,7 @@ class Answer:
 @transaction.atomic
 def report_create(*, user: User, name: str, query: str) -> Report:
     check_query(query)  # 400 query_refused before anything is stored
-    report = Report.objects.create(tenant_id=user.tenant_id, name=name, query=query, created_by=user)
+    report = Report.objects.create(tenant_id=user.member_tenant_id, name=name, query=query, created_by=user)
     _audit(user, "report:created", report, {"name": name, "query": query})
     return report
 
@@ -68,7 +68,7 @@ def report_delete(*, user: User, report: Report) -> None:
 
 def report_run(*, user: User, report: Report) -> Run:
     executed_at = timezone.now()
-    result = run_readonly(tenant_id=user.tenant_id, sql=check_query(report.query))
+    result = run_readonly(tenant_id=user.member_tenant_id, sql=check_query(report.query))
     with transaction.atomic():
         _audit(user, "report:run", report, {"rowCount": len(result.rows)})
     return Run(report=report, executed_at=executed_at, result=result)
@@ -76,7 +76,7 @@ def report_run(*, user: User, report: Report) -> Run:
 
 def _audit(user: User, action: str, report: Report, changes: dict[str, Any]) -> None:
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action=action,
         resource=f"reports/{report.id}",
@@ -108,13 +108,13 @@ def report_ask(*, user: User, question: str) -> Answer:
     generated = _generate_sql(question)
     try:
         query = check_query(generated)
-        result = run_readonly(tenant_id=user.tenant_id, sql=query)
+        result = run_readonly(tenant_id=user.member_tenant_id, sql=query)
     except ApplicationError as exc:
         exc.extra = {**exc.extra, "query": generated}
         raise
     with transaction.atomic():
         record(
-            tenant_id=user.tenant_id,
+            tenant_id=user.member_tenant_id,
             actor=str(user.id),
             action="report:asked",
             resource="reports/ask",

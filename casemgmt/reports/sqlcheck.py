@@ -240,7 +240,7 @@ def _parse_one(sql: str) -> exp.Expression:
     return tree
 
 
-def _check_node(node: exp.Expression) -> None:
+def _check_node(node: exp.Expr) -> None:
     if isinstance(node, ALLOWED_NODES):
         if isinstance(node, exp.DataType) and node.this not in ALLOWED_TYPES:
             raise refuse(f"casts to {node.sql(dialect='postgres')} are not allowed")
@@ -284,7 +284,7 @@ def _visible_ctes(table: exp.Table) -> set[str]:
     WITH list's names are visible in the query body and each CTE sees only the CTEs before it (a
     later or its own name means a real table of that name). WITH RECURSIVE is refused."""
     names: set[str] = set()
-    child: exp.Expression = table
+    child: exp.Expr = table
     parent = table.parent
     while parent is not None:
         with_ = parent.args.get("with_") if isinstance(parent, exp.Query) else None
@@ -300,7 +300,8 @@ def _visible_ctes(table: exp.Table) -> set[str]:
 def _check_columns(tree: exp.Expression) -> None:
     """Every column must be one of the views' (or a name the query itself defines)."""
     try:
-        qualify(tree.copy(), schema=VIEWS, dialect="postgres", validate_qualify_columns=True)
+        schema: dict[str, object] = {**VIEWS}
+        qualify(tree.copy(), schema=schema, dialect="postgres", validate_qualify_columns=True)
     except OptimizeError as exc:
         raise refuse(_first_line(exc)) from None
     except SqlglotError as exc:
@@ -312,7 +313,7 @@ def _identifier(node: exp.Identifier) -> str:
     return node.this if node.quoted else node.this.lower()
 
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: exp.Expr) -> str:
     text = node.sql(dialect="postgres", comments=False)
     return f"{node.key.upper()} ({text[:60]})" if text else node.key.upper()
 
