@@ -51,9 +51,12 @@ def run_readonly(*, tenant_id: Any, sql: str) -> QueryResult:
 def _enter_sandbox(tenant_id: Any) -> None:
     with connection.cursor() as cursor:
         cursor.execute("SET TRANSACTION READ ONLY")
+        # standard_conforming_strings: a backslash in a string literal is a plain character, as the
+        # checker's parser read it.
         cursor.execute(
             "SELECT set_config('app.tenant_id', %s, true), set_config('statement_timeout', %s, true),"
-            " set_config('search_path', 'reporting', true)",
+            " set_config('search_path', 'reporting', true),"
+            " set_config('standard_conforming_strings', 'on', true)",
             [str(tenant_id), str(int(settings.REPORTS_STATEMENT_TIMEOUT_MS))],
         )
         role = settings.REPORTS_DB_ROLE

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from casemgmt.accounts.models import User
 from casemgmt.cases.models import Case
 from casemgmt.cases.services import case_cancel, case_close, case_create, case_type_create
 from casemgmt.workflows.models import CaseStep
@@ -25,15 +26,15 @@ class World:
 
 
 def populate(api, admin) -> World:
-    """Five claims (one with a human task) and two complaints:
-    - on_time: closed 1 h after creation, before its deadline
-    - late: closed 3 h after creation, 2 h after its deadline
+    """Four claims, each with a human review task (skipped once its case is closed), and two
+    complaints without a workflow:
+    - fresh: active, deadline ahead (not measured for SLA)
+    - on_time: created 2 h ago, closed 1 h ago, before its deadline
+    - late: created 4 h ago, closed 1 h ago, 2 h after its deadline
     - overdue: active, deadline passed 1 h ago
-    - fresh: active, deadline ahead (not measured)
-    - cancelled complaint (not measured) and one active complaint without a task"""
+    - a cancelled complaint (not measured) and an active one within its deadline"""
     flow = Flow(api, admin)
     flow.workflow([task_step("review")])
-    claim_type = flow.key
     with_task = flow.case({"amount": 100, "title": "with task"})
     claims = [Case.objects.get(pk=with_task["id"])]
     complaint = case_type_create(
@@ -58,7 +59,6 @@ def populate(api, admin) -> World:
     assert CaseStep.objects.filter(case_id=fresh.pk, is_task=True).exists(), (
         "the review task was not activated"
     )
-    assert claim_type
     return World(tenant=admin.tenant, admin=admin, flow=flow, cases=[*claims, *complaints])
 
 
@@ -70,8 +70,6 @@ def world(api, admin_user, django_capture_on_commit_callbacks) -> World:
 
 @pytest.fixture
 def other_world(api, other_tenant, django_capture_on_commit_callbacks) -> World:
-    from casemgmt.accounts.models import User
-
     admin = User.objects.get(tenant=other_tenant, roles__name="admin")
     with django_capture_on_commit_callbacks(execute=True):
         return populate(api, admin)

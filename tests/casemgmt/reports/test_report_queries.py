@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 
 from casemgmt.cases.models import Case
+from casemgmt.cases.services import case_type_create
 from casemgmt.reports.sandbox import run_readonly
 from shared.api.errors import ValidationFailed
 
@@ -176,3 +177,17 @@ def test_values_come_back_as_json(api, analyst, world):
     assert row["data"] == {"title": "claim 2", "amount": 2} and row["amount"] == 2
     assert row["took"] == pytest.approx(3 * 3600, abs=1)
     assert row["created_at"].endswith("Z") and row["id"] == row["id_2"] == str(late.id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_in_its_own_transaction_leaves_the_connection_as_it_was(api, admin_user):
+    """As in production (autocommit, no outer transaction): the sandbox's transaction is rolled
+    back whole and the next statement on the same connection is an ordinary write."""
+    assert not connection.in_atomic_block
+    case_type_create(user=admin_user, key="kind", display_name="Kind", schema={"type": "object"})
+    result = run_readonly(tenant_id=admin_user.tenant_id, sql="SELECT count(*) AS n FROM cases")
+    assert result.rows == [{"n": 0}]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_user, current_setting('transaction_read_only')")
+        assert cursor.fetchone() == ("postgres", "off")
+    case_type_create(user=admin_user, key="other", display_name="Other", schema={"type": "object"})
