@@ -54,8 +54,13 @@ BEGIN
   END IF;
   GRANT USAGE ON SCHEMA reporting TO {role};
   GRANT SELECT ON reporting.cases, reporting.tasks TO {role};
-  IF NOT pg_has_role(current_user, '{role}', 'MEMBER') THEN
-    EXECUTE format('GRANT {role} TO %I', current_user);
+  -- The service's user must be a member of the role to SET ROLE to it (superusers always may).
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = current_user AND rolsuper) THEN
+    BEGIN
+      EXECUTE format('GRANT {role} TO %I', current_user);
+    EXCEPTION WHEN OTHERS THEN
+      RAISE WARNING 'could not grant role {role} to %: %; an administrator must grant it', current_user, SQLERRM;
+    END;
   END IF;
 END
 $$;
