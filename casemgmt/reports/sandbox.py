@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
@@ -106,6 +107,8 @@ def _json_value(value: Any) -> Any:
         return value.isoformat().replace("+00:00", "Z")
     if isinstance(value, dt.timedelta):
         return value.total_seconds()
+    if isinstance(value, Decimal | float) and not math.isfinite(value):
+        return str(float(value))  # JSON has no NaN or Infinity: "nan", "inf", "-inf"
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, uuid.UUID):

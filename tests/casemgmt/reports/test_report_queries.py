@@ -193,3 +193,15 @@ def test_a_run_in_its_own_transaction_leaves_the_connection_as_it_was(api, admin
         cursor.execute("SELECT current_user, current_setting('transaction_read_only')")
         assert cursor.fetchone() == ("postgres", "off")
     case_type_create(user=admin_user, key="other", display_name="Other", schema={"type": "object"})
+
+
+def test_values_json_cannot_hold_are_text_or_a_400(api, analyst, world):
+    client = api(analyst)
+    row = run(
+        client,
+        "SELECT 'NaN'::numeric AS a, 'Infinity'::float AS b, '-Infinity'::float AS c FROM cases LIMIT 1",
+    )
+    assert row["data"] == [{"a": "nan", "b": "inf", "c": "-inf"}]
+    report = saved(client, "SELECT 'infinity'::timestamptz AS t")
+    response = client.post(f"/reports/{report}/run")
+    assert response.status_code == 400 and response.json()["code"] == "query_failed"

@@ -122,3 +122,10 @@ def test_the_checker_knows_the_views_exactly_as_the_database_has_them(db):
         for table, column in cursor.fetchall():
             found.setdefault(table, []).append(column)
     assert found == {view: list(columns) for view, columns in VIEWS.items()}
+
+
+def test_input_the_parser_trips_over_is_refused_not_an_error():
+    # sqlglot raises an AttributeError inside for this one; it must still be a plain refusal.
+    with pytest.raises(ValidationFailed) as caught:
+        check_query("WITH $a AS (SELECT id FROM cases) SELECT c.id FROM a JOIN cases c ON c.id = a.id")
+    assert caught.value.code == "query_refused"
