@@ -1,0 +1,42 @@
+"""Reads of documents, always scoped to the caller's tenant (another tenant's document is a 404)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import QuerySet
+
+from casemgmt.vault.models import Document
+from casemgmt.vault.tokens import TokenClaims
+from shared.api.errors import NotFound, PermissionDenied
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
+    from casemgmt.cases.models import Case
+
+
+def document_list(*, case: Case) -> QuerySet[Document]:
+    """Newest first."""
+    return Document.objects.filter(tenant_id=case.tenant_id, case=case).order_by("-uploaded_at", "-id")
+
+
+def access_document(*, user: User, document_id: Any, case: Case | None = None) -> Document:
+    """The document if it belongs to the caller's tenant (and to `case`, when given); else 404."""
+    documents = Document.objects.filter(tenant_id=user.tenant_id, id=document_id)
+    if case is not None:
+        documents = documents.filter(case=case)
+    document = documents.first()
+    if document is None:
+        raise NotFound("Document not found.")
+    return document
+
+
+def document_for_token(*, claims: TokenClaims) -> Document:
+    """The document a valid token names: 404 once deleted, 403 when the token was issued for
+    another tenant (a token never opens a document outside the tenant it was issued in)."""
+    document = Document.objects.select_related("blob").filter(id=claims.document_id).first()
+    if document is None:
+        raise NotFound("Document not found.")
+    if str(document.tenant_id) != claims.tenant_id:
+        raise PermissionDenied("The download link is not valid for this document.")
+    return document

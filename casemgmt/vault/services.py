@@ -1,0 +1,140 @@
+"""Writes of the vault: upload, delete, download and signed-URL records, and the blob lifecycle.
+
+Blob safety under concurrent upload and delete of the same bytes: both sides first lock the blob's
+row (inserting it if missing), and storage is only written or removed while that lock is held. An
+upload creates its document before releasing the lock; a release removes the bytes only if, under
+the lock, no document refers to them. So an upload never reuses bytes a release is about to remove,
+and a release never removes bytes a committed document needs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.core.files import File
+from django.db import transaction
+
+from casemgmt.audit.services import record
+from casemgmt.vault.models import Blob, Document, blob_key
+from casemgmt.vault.storage import vault_storage
+from casemgmt.vault.tokens import SignedToken, token_issue
+from casemgmt.vault.uploads import HashedUpload, sanitize_filename
+from shared.api.time import iso, now_ms
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
+    from casemgmt.cases.models import Case
+
+
+def _blob_lock(*, sha256: str, size: int = 0) -> Blob:
+    """The blob row, created if missing, locked until the transaction ends.
+
+    Loops because the row can vanish between the insert and the lock: a release holding the lock
+    deletes it and commits, and our `SELECT ... FOR UPDATE` then finds nothing; we insert it again.
+    """
+    while True:
+        Blob.objects.bulk_create([Blob(sha256=sha256, size=size)], ignore_conflicts=True)
+        blob = Blob.objects.select_for_update().filter(sha256=sha256).first()
+        if blob is not None:
+            return blob
+
+
+def _blob_store(*, upload: HashedUpload) -> Blob:
+    """Must run inside the caller's transaction: the lock is held until its document is saved."""
+    blob = _blob_lock(sha256=upload.sha256, size=upload.size)
+    storage, key = vault_storage(), blob_key(upload.sha256)
+    if storage.exists(key) and storage.size(key) == upload.size:
+        return blob  # the same bytes are already stored: keep one copy
+    if storage.exists(key):  # a copy cut short by a crash: replace it
+        storage.delete(key)
+    upload.file.seek(0)
+    stored = storage.save(key, File(upload.file))
+    if stored != key:  # never store content under a name other than its hash
+        storage.delete(stored)
+        raise RuntimeError(f"storage renamed blob {key} to {stored}")
+    if blob.size != upload.size:
+        Blob.objects.filter(sha256=blob.sha256).update(size=upload.size)
+    return blob
+
+
+@transaction.atomic
+def blob_release(*, sha256: str) -> bool:
+    """Removes the bytes and the blob row when no document refers to them; True when removed."""
+    blob = _blob_lock(sha256=sha256)
+    if Document.objects.filter(blob=blob).exists():
+        return False
+    vault_storage().delete(blob_key(sha256))
+    blob.delete()
+    return True
+
+
+@transaction.atomic
+def document_upload(
+    *, user: User, upload: HashedUpload, case: Case | None = None, description: str = ""
+) -> Document:
+    blob = _blob_store(upload=upload)
+    document = Document.objects.create(
+        tenant_id=user.tenant_id,
+        case=case,
+        blob=blob,
+        filename=sanitize_filename(upload.name or ""),
+        mime_type=upload.detected_type(),
+        size=upload.size,
+        description=description,
+        uploaded_at=now_ms(),
+        uploaded_by=user,
+    )
+    record(
+        tenant_id=user.tenant_id,
+        actor=str(user.id),
+        action="document:uploaded",
+        resource=document.audit_resource,
+        changes={
+            "filename": document.filename,
+            "mimeType": document.mime_type,
+            "size": document.size,
+            "contentHash": document.content_hash,
+            "caseId": str(document.case_id) if document.case_id else None,
+        },
+    )
+    return document
+
+
+@transaction.atomic
+def document_delete(*, user: User, document: Document) -> None:
+    sha256 = document.blob_id
+    record(
+        tenant_id=user.tenant_id,
+        actor=str(user.id),
+        action="document:deleted",
+        resource=document.audit_resource,
+        changes={"filename": document.filename, "contentHash": document.content_hash},
+    )
+    document.delete()
+    # After commit, in its own transaction: the release must see this deletion committed.
+    transaction.on_commit(lambda: blob_release(sha256=sha256))
+
+
+@transaction.atomic
+def document_signed_url(*, user: User, document: Document) -> SignedToken:
+    signed = token_issue(document_id=document.id, tenant_id=document.tenant_id, issued_by=user.id)
+    record(
+        tenant_id=user.tenant_id,
+        actor=str(user.id),
+        action="document:signed_url",
+        resource=document.audit_resource,
+        changes={"expiresAt": iso(signed.expires_at)},
+    )
+    return signed
+
+
+@transaction.atomic
+def document_record_download(*, actor: str, document: Document, via: str) -> None:
+    """`via` is how the bytes were reached: `api` (an authenticated download) or `signed_url`."""
+    record(
+        tenant_id=document.tenant_id,
+        actor=actor,
+        action="document:downloaded",
+        resource=document.audit_resource,
+        changes={"via": via},
+    )
