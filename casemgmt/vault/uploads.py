@@ -26,6 +26,15 @@ class HashedUpload(UploadedFile):
         super().__init__(file=file, name=name, content_type=None, size=size)
         self.sha256 = sha256
 
+    @classmethod
+    def from_bytes(cls, content: bytes, *, name: str) -> HashedUpload:
+        """For content the service makes itself (generated documents) rather than receives."""
+        temp = tempfile.NamedTemporaryFile(prefix="vault-upload-")  # noqa: SIM115 - closed with the upload
+        temp.write(content)
+        temp.flush()
+        temp.seek(0)
+        return cls(file=temp, name=name, size=len(content), sha256=hashlib.sha256(content).hexdigest())
+
     def detected_type(self) -> str:
         """The MIME type libmagic reads from the bytes; the client's declared type is never used."""
         self.file.seek(0)
