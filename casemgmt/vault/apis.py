@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
-from django.http.response import HttpResponseRedirectBase
+from django.http.response import HttpResponseBase, HttpResponseRedirectBase
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -63,7 +63,7 @@ def signed_url_out(request: Request, document: Document, signed: SignedToken) ->
     return {"url": signed_link(request, document, signed), "expiresAt": iso(signed.expires_at)}
 
 
-def content_response(document: Document, *, redirect: type[HttpResponseRedirectBase]) -> HttpResponse:
+def content_response(document: Document, *, redirect: type[HttpResponseRedirectBase]) -> HttpResponseBase:
     """A redirect to the store's own presigned URL when it has one, else the bytes themselves."""
     url = presigned_url(key=document.blob.key, filename=document.filename, mime_type=document.mime_type)
     if url is not None:
@@ -159,7 +159,7 @@ class VaultDownloadApi(APIView):
     required = {"GET": "vault:read"}
 
     @extend_schema(responses={200: OpenApiTypes.BINARY, 307: None})
-    def get(self, request: Request, document_id: Any) -> HttpResponse:
+    def get(self, request: Request, document_id: Any) -> HttpResponseBase:
         document = selectors.access_document(user=request.user, document_id=document_id)
         services.document_record_download(actor=str(request.user.id), document=document, via="api")
         return content_response(document, redirect=HttpResponseTemporaryRedirect)
@@ -195,7 +195,7 @@ class VaultSignedDownloadApi(APIView):
         responses={200: OpenApiTypes.BINARY, 302: None},
         parameters=[OpenApiParameter("token", str, required=True, description="signed download token")],
     )
-    def get(self, request: Request, document_id: Any) -> HttpResponse:
+    def get(self, request: Request, document_id: Any) -> HttpResponseBase:
         claims = token_check(token=request.query_params.get("token", ""), document_id=document_id)
         document = selectors.document_for_token(claims=claims)
         services.document_record_download(actor=claims.issued_by, document=document, via="signed_url")

@@ -20,16 +20,16 @@ class Blob(models.Model):
     size = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    @property
-    def key(self) -> str:
-        """Where the bytes live in storage: fanned out by the first hex digits to keep folders small."""
-        return blob_key(self.sha256)
-
     def __str__(self) -> str:
         return f"sha256:{self.sha256}"
 
+    @property
+    def key(self) -> str:
+        return blob_key(self.sha256)
+
 
 def blob_key(sha256: str) -> str:
+    """Where the bytes live in storage: fanned out by the first hex digits to keep folders small."""
     return f"blobs/{sha256[:2]}/{sha256[2:4]}/{sha256}"
 
 

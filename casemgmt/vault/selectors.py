@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from django.db.models import QuerySet
 
@@ -15,6 +16,13 @@ if TYPE_CHECKING:
     from casemgmt.cases.models import Case
 
 
+def tenant_of(user: User) -> UUID:
+    """API principals always belong to a tenant; a platform operator without one has no vault."""
+    if user.tenant_id is None:
+        raise NotFound("Document not found.")
+    return user.tenant_id
+
+
 def document_list(*, case: Case) -> QuerySet[Document]:
     """Newest first."""
     return Document.objects.filter(tenant_id=case.tenant_id, case=case).order_by("-uploaded_at", "-id")
@@ -22,7 +30,7 @@ def document_list(*, case: Case) -> QuerySet[Document]:
 
 def access_document(*, user: User, document_id: Any, case: Case | None = None) -> Document:
     """The document if it belongs to the caller's tenant (and to `case`, when given); else 404."""
-    documents = Document.objects.filter(tenant_id=user.tenant_id, id=document_id)
+    documents = Document.objects.filter(tenant_id=tenant_of(user), id=document_id)
     if case is not None:
         documents = documents.filter(case=case)
     document = documents.first()

@@ -16,6 +16,7 @@ from django.db import transaction
 
 from casemgmt.audit.services import record
 from casemgmt.vault.models import Blob, Document, blob_key
+from casemgmt.vault.selectors import tenant_of
 from casemgmt.vault.storage import vault_storage
 from casemgmt.vault.tokens import SignedToken, token_issue
 from casemgmt.vault.uploads import HashedUpload, sanitize_filename
@@ -41,19 +42,19 @@ def _blob_lock(*, sha256: str, size: int = 0) -> Blob:
 
 def _blob_store(*, upload: HashedUpload) -> Blob:
     """Must run inside the caller's transaction: the lock is held until its document is saved."""
-    blob = _blob_lock(sha256=upload.sha256, size=upload.size)
+    blob = _blob_lock(sha256=upload.sha256, size=upload.length)
     storage, key = vault_storage(), blob_key(upload.sha256)
-    if storage.exists(key) and storage.size(key) == upload.size:
+    if storage.exists(key) and storage.size(key) == upload.length:
         return blob  # the same bytes are already stored: keep one copy
     if storage.exists(key):  # a copy cut short by a crash: replace it
         storage.delete(key)
-    upload.file.seek(0)
-    stored = storage.save(key, File(upload.file))
+    upload.temp.seek(0)
+    stored = storage.save(key, File(upload.temp))
     if stored != key:  # never store content under a name other than its hash
         storage.delete(stored)
         raise RuntimeError(f"storage renamed blob {key} to {stored}")
-    if blob.size != upload.size:
-        Blob.objects.filter(sha256=blob.sha256).update(size=upload.size)
+    if blob.size != upload.length:
+        Blob.objects.filter(sha256=blob.sha256).update(size=upload.length)
     return blob
 
 
@@ -74,18 +75,18 @@ def document_upload(
 ) -> Document:
     blob = _blob_store(upload=upload)
     document = Document.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=tenant_of(user),
         case=case,
         blob=blob,
         filename=sanitize_filename(upload.name or ""),
         mime_type=upload.detected_type(),
-        size=upload.size,
+        size=upload.length,
         description=description,
         uploaded_at=now_ms(),
         uploaded_by=user,
     )
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=document.tenant_id,
         actor=str(user.id),
         action="document:uploaded",
         resource=document.audit_resource,
@@ -104,7 +105,7 @@ def document_upload(
 def document_delete(*, user: User, document: Document) -> None:
     sha256 = document.blob_id
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=document.tenant_id,
         actor=str(user.id),
         action="document:deleted",
         resource=document.audit_resource,
@@ -119,7 +120,7 @@ def document_delete(*, user: User, document: Document) -> None:
 def document_signed_url(*, user: User, document: Document) -> SignedToken:
     signed = token_issue(document_id=document.id, tenant_id=document.tenant_id, issued_by=user.id)
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=document.tenant_id,
         actor=str(user.id),
         action="document:signed_url",
         resource=document.audit_resource,

@@ -33,7 +33,9 @@ class TokenClaims:
 def token_issue(*, document_id: Any, tenant_id: Any, issued_by: Any) -> SignedToken:
     value = {"d": str(document_id), "t": str(tenant_id), "u": str(issued_by)}
     token = signing.TimestampSigner(salt=SALT).sign_object(value, compress=False)
-    return SignedToken(token=token, expires_at=now_ms() + timedelta(seconds=settings.VAULT_SIGNED_URL_SECONDS))
+    return SignedToken(
+        token=token, expires_at=now_ms() + timedelta(seconds=settings.VAULT_SIGNED_URL_SECONDS)
+    )
 
 
 def token_check(*, token: str, document_id: Any) -> TokenClaims:

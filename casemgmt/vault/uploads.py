@@ -7,7 +7,7 @@ import hashlib
 import re
 import tempfile
 import unicodedata
-from typing import Any
+from typing import IO, Any
 
 import magic
 from django.core.files.uploadedfile import UploadedFile
@@ -22,8 +22,10 @@ UNSAFE_CHARS = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*]')
 class HashedUpload(UploadedFile):
     """An uploaded file in a temporary file, with the SHA-256 and size of exactly its bytes."""
 
-    def __init__(self, *, file: Any, name: str, size: int, sha256: str) -> None:
+    def __init__(self, *, file: IO[bytes], name: str, size: int, sha256: str) -> None:
         super().__init__(file=file, name=name, content_type=None, size=size)
+        self.temp = file
+        self.length = size
         self.sha256 = sha256
 
     @classmethod
@@ -37,9 +39,9 @@ class HashedUpload(UploadedFile):
 
     def detected_type(self) -> str:
         """The MIME type libmagic reads from the bytes; the client's declared type is never used."""
-        self.file.seek(0)
-        head = self.file.read(SNIFF_BYTES)
-        self.file.seek(0)
+        self.temp.seek(0)
+        head = self.temp.read(SNIFF_BYTES)
+        self.temp.seek(0)
         if not head:
             return "application/octet-stream"
         return magic.from_buffer(head, mime=True) or "application/octet-stream"
@@ -52,7 +54,9 @@ class HashingUploadHandler(FileUploadHandler):
         super().__init__(request)
         self.max_bytes = max_bytes
 
-    def handle_raw_input(self, input_data: Any, META: Any, content_length: int, boundary: Any, encoding: Any = None) -> None:  # noqa: N803
+    def handle_raw_input(
+        self, input_data: Any, META: Any, content_length: int, boundary: Any, encoding: Any = None
+    ) -> None:  # noqa: N803
         # The body holds the file plus a little multipart framing: refuse at once what cannot fit.
         if content_length and content_length > self.max_bytes + 64 * 1024:
             raise too_large(self.max_bytes)
@@ -74,7 +78,9 @@ class HashingUploadHandler(FileUploadHandler):
     def file_complete(self, file_size: int) -> HashedUpload:
         self.temp.flush()
         self.temp.seek(0)
-        return HashedUpload(file=self.temp, name=self.file_name or "", size=self.size, sha256=self.digest.hexdigest())
+        return HashedUpload(
+            file=self.temp, name=self.file_name or "", size=self.size, sha256=self.digest.hexdigest()
+        )
 
 
 def too_large(max_bytes: int) -> PayloadTooLarge:

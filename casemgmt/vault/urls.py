@@ -12,6 +12,8 @@ urlpatterns = [
     path("vault/upload", apis.VaultUploadApi.as_view(), name="vault-upload"),
     path("vault/download/<uuid:document_id>", apis.VaultDownloadApi.as_view(), name="vault-download"),
     path("vault/signed-url/<uuid:document_id>", apis.VaultSignedUrlApi.as_view(), name="vault-signed-url"),
-    path("vault/signed/<uuid:document_id>", apis.VaultSignedDownloadApi.as_view(), name="vault-signed-download"),
+    path(
+        "vault/signed/<uuid:document_id>", apis.VaultSignedDownloadApi.as_view(), name="vault-signed-download"
+    ),
     path("vault/<uuid:document_id>", apis.VaultDocumentDeleteApi.as_view(), name="vault-document"),
 ]

@@ -22,7 +22,10 @@ def vault_root(settings, tmp_path) -> Path:
     root = tmp_path / "vault"
     settings.STORAGES = {
         **settings.STORAGES,
-        "vault": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(root)}},
+        "vault": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(root)},
+        },
     }
     yield root
     storages._storages.pop("vault", None)
@@ -44,7 +47,7 @@ def outsider(other_tenant, make_user):
 
 
 @pytest.fixture
-def case(make_case):
+def case(make_case):  # noqa: F811 - the fixture imported above, requested by name
     return make_case()
 
 

@@ -62,7 +62,9 @@ def stored_bytes() -> bytes | None:
 def test_upload_racing_the_delete_of_the_last_reference_loses_nothing(owner):
     for _ in range(15):
         existing = upload_as(owner)
-        fresh, _ = in_threads(lambda: upload_as(owner), lambda e=existing: document_delete(user=owner, document=e))
+        fresh, _ = in_threads(
+            lambda: upload_as(owner), lambda e=existing: document_delete(user=owner, document=e)
+        )
         assert list(Document.objects.values_list("id", flat=True)) == [fresh.id]
         assert stored_bytes() == CONTENT, "a live document lost its bytes"
         document_delete(user=owner, document=fresh)

@@ -93,4 +93,3 @@ def test_upload_stores_one_object_per_content_and_links_redirect_to_presigned_ur
     with django_capture_on_commit_callbacks(execute=True):
         assert api(owner).delete(f"/vault/{second['id']}").status_code == 204
     assert keys(bucket) == []
-

@@ -88,6 +88,8 @@ def test_link_of_a_deleted_document_is_404(api, owner, doc):
 def test_bearer_header_is_not_needed_nor_checked(api, doc, client):
     # A stale or foreign Authorization header does not turn the public route into a 401.
     response = client.get(
-        f"/vault/signed/{doc['id']}", {"token": token_of(doc["signedUrl"])}, HTTP_AUTHORIZATION="Bearer nonsense"
+        f"/vault/signed/{doc['id']}",
+        {"token": token_of(doc["signedUrl"])},
+        HTTP_AUTHORIZATION="Bearer nonsense",
     )
     assert response.status_code == 200
