@@ -14,11 +14,11 @@ from casemgmt.accounts.models import Role, User
 from casemgmt.tenancy.models import Theme
 from casemgmt.tenancy.serializers import (
     StrictBooleanField,
-    StrictCharField,
     StrictIntegerField,
     StrictSerializer,
     string_list,
 )
+from shared.api.fields import StrictCharField
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 

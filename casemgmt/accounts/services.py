@@ -20,7 +20,7 @@ from casemgmt.accounts import lockout
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, jwt_config
-from casemgmt.audit.services import record
+from casemgmt.audit.services import mark_actor_events_deleted, record
 from casemgmt.tenancy.models import Tenant
 from shared.api import errors
 from shared.auth import apikeys, tokens
@@ -284,11 +284,14 @@ def principal_disable(*, user: User, actor: User) -> None:
     # Conditional update: disabling twice records one event.
     if not User.objects.filter(pk=user.pk, is_active=True).update(is_active=False):
         return
+    # A disabled principal's audit events are marked deleted, in the same transaction as the disable.
+    marked = mark_actor_events_deleted(tenant_id=user.tenant_id, actor=str(user.id), deleted=True)
     record(
         tenant_id=user.tenant_id,
         actor=str(actor.id),
         action="user:disabled",
         resource=f"principals/{user.id}",
+        changes={"auditEventsMarkedDeleted": marked},
     )
     _release_tasks(user=user, actor=actor)
 
@@ -297,8 +300,15 @@ def principal_disable(*, user: User, actor: User) -> None:
 def principal_enable(*, user: User, actor: User) -> None:
     if not User.objects.filter(pk=user.pk, is_active=False).update(is_active=True):
         return
+    # Enabling undoes the disable's mark: the principal's events are live again. (Erasure, which
+    # zeroes hashes, is the irreversible path.)
+    unmarked = mark_actor_events_deleted(tenant_id=user.tenant_id, actor=str(user.id), deleted=False)
     record(
-        tenant_id=user.tenant_id, actor=str(actor.id), action="user:enabled", resource=f"principals/{user.id}"
+        tenant_id=user.tenant_id,
+        actor=str(actor.id),
+        action="user:enabled",
+        resource=f"principals/{user.id}",
+        changes={"auditEventsUnmarked": unmarked},
     )
 
 

@@ -28,6 +28,12 @@ def record(
     )
 
 
+def mark_actor_events_deleted(*, tenant_id: UUID | str, actor: str, deleted: bool) -> int:
+    """Marks (or unmarks) every event `actor` recorded in the tenant's chain as deleted. Reads show
+    the mark; verification ignores it, since it is not part of what each hash covers."""
+    return audit.audit_mark_deleted(model=AuditEvent, chain=str(tenant_id), actor=actor, deleted=deleted)
+
+
 def verify_tenant_chain(*, tenant_id: UUID | str) -> audit.VerifyResult:
     return audit.audit_verify_chain(model=AuditEvent, chain=str(tenant_id))
 

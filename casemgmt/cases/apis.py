@@ -17,9 +17,10 @@ from rest_framework.views import APIView
 from casemgmt.cases import openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
-from casemgmt.tenancy.serializers import StrictCharField, StrictIntegerField
+from casemgmt.tenancy.serializers import StrictIntegerField
 from casemgmt.workflows.selectors import case_workflow_detail
 from shared.api.errors import ValidationFailed
+from shared.api.fields import StrictCharField
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 

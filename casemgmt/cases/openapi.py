@@ -110,6 +110,10 @@ class AuditEventOut(serializers.Serializer):
     changes = serializers.JSONField()
     hash = serializers.CharField()
     previousHash = serializers.CharField()
+    erased = serializers.BooleanField(required=False, help_text="present (true) once erasure zeroed the hash")
+    deleted = serializers.BooleanField(
+        required=False, help_text="present (true) while the actor is a disabled principal; not hashed"
+    )
 
 
 class AuditPageOut(serializers.Serializer):

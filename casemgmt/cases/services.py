@@ -18,6 +18,7 @@ from casemgmt.workflows.engine import workflow_halt, workflow_start
 from casemgmt.workflows.models import Workflow
 from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
+from shared.audit.hashing import canonical_value
 
 KEY_RE = re.compile(r"^[a-z][a-z0-9_]{1,99}$")
 PREFIX_RE = re.compile(r"^[A-Z0-9]{2,8}$")
@@ -138,6 +139,7 @@ def case_create(
     workflow_version_id: Any = None,
     display_name: str | None = None,
 ) -> Case:
+    data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
     workflow = resolve_workflow(
         tenant_id=user.tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
     )
@@ -193,6 +195,9 @@ def _announce(case: Case, user: Any, **extra: Any) -> None:
 
 @transaction.atomic
 def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_version: int | None) -> Case:
+    # Stored data is already in the form jsonb keeps; a patch in that form keeps the merge in it, so
+    # what the response shows, what the audit row hashes and what later reads return are one value.
+    patch = canonical_value(patch)
     # The row lock makes check-and-update atomic: of N writers holding version V, the first wins and
     # the others find V+1 once they get the lock.
     case = _locked(case)

@@ -11,7 +11,8 @@ from rest_framework.views import APIView
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy import selectors, services
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Theme
-from casemgmt.tenancy.serializers import StrictBooleanField, StrictCharField, StrictSerializer
+from casemgmt.tenancy.serializers import StrictBooleanField, StrictSerializer
+from shared.api.fields import StrictCharField
 from shared.api.pagination import parse_int
 from shared.api.time import iso
 from shared.auth.permissions import has_permission

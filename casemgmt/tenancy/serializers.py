@@ -7,12 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-
-class StrictCharField(serializers.CharField):
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            raise serializers.ValidationError("Must be a string.")
-        return super().to_internal_value(data)
+from shared.api.fields import StrictCharField
 
 
 class StrictIntegerField(serializers.IntegerField):

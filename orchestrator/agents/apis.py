@@ -1,55 +1,43 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from orchestrator.agents import openapi, selectors
 from orchestrator.agents.models import Agent
-from orchestrator.runs.models import RUNNING, TaskRun
+from orchestrator.definitions.querying import page_of, paged
+from shared.api.pagination import list_body
 from shared.api.time import iso, now_ms
 
 
-class AgentOut(serializers.Serializer):
-    agent_id = serializers.CharField()
-    status = serializers.ChoiceField(choices=["active", "offline"])
-    last_heartbeat = serializers.DateTimeField()
-    assigned_tasks = serializers.ListField(child=serializers.CharField())
-    queues = serializers.ListField(child=serializers.CharField())
-    tags = serializers.ListField(child=serializers.CharField())
-
-
-class AgentList(serializers.Serializer):
-    agents = AgentOut(many=True)
+def agent_out(agent: Agent, *, stale_before: datetime, assigned: list[str]) -> dict:
+    live = agent.status == "active" and agent.last_heartbeat >= stale_before
+    return {
+        "agent_id": agent.agent_id,
+        "status": "active" if live else "offline",
+        "last_heartbeat": iso(agent.last_heartbeat),
+        "assigned_tasks": assigned,
+        "queues": agent.queues,
+        "tags": agent.tags,
+    }
 
 
 class AgentListApi(APIView):
     """Status is judged from the heartbeat age (AGENT_STALE_SECONDS), not only the stored flag, so
     an agent reads `offline` as soon as it is stale even before the sweeper has run."""
 
-    @extend_schema(responses=AgentList)
+    @extend_schema(operation_id="agents_list", responses=openapi.AgentList)
     def get(self, request: Request) -> Response:
-        cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
-        assigned: dict[str, list[str]] = {}
-        for tr_id, agent_id in (
-            TaskRun.objects.filter(status=RUNNING).order_by("id").values_list("id", "agent_id")
-        ):
-            assigned.setdefault(agent_id, []).append(tr_id)
-        agents = [
-            {
-                "agent_id": agent.agent_id,
-                "status": "active"
-                if agent.status == "active" and agent.last_heartbeat >= cutoff
-                else "offline",
-                "last_heartbeat": iso(agent.last_heartbeat),
-                "assigned_tasks": assigned.get(agent.agent_id, []),
-                "queues": agent.queues,
-                "tags": agent.tags,
-            }
-            for agent in Agent.objects.order_by("agent_id")
+        page = page_of(request.query_params)
+        agents, total = paged(selectors.agent_list(), page)
+        assigned = selectors.running_task_runs_by_agent([a.agent_id for a in agents])
+        stale_before = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
+        items = [
+            agent_out(a, stale_before=stale_before, assigned=assigned.get(a.agent_id, [])) for a in agents
         ]
-        return Response({"agents": agents})
+        return Response(list_body("agents", items, total, page))

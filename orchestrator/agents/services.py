@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -54,7 +54,7 @@ def agent_stopped(*, agent_id: str) -> bool:
     return True
 
 
-def _mark_offline(cutoff) -> list[str]:
+def _mark_offline(cutoff: datetime) -> list[str]:
     """Active agents silent since `cutoff` become offline; `agent.offline` exactly once each
     (the conditional UPDATE decides who sends it when two sweepers race)."""
     gone = []
@@ -69,7 +69,7 @@ def _mark_offline(cutoff) -> list[str]:
     return gone
 
 
-def _orphaned_task_runs(cutoff) -> list[tuple[str, str]]:
+def _orphaned_task_runs(cutoff: datetime) -> list[tuple[str, str]]:
     """Running task runs whose agent is offline, silent, or never heartbeated."""
     live = set(
         Agent.objects.filter(status="active", last_heartbeat__gte=cutoff).values_list("agent_id", flat=True)
@@ -78,7 +78,7 @@ def _orphaned_task_runs(cutoff) -> list[tuple[str, str]]:
     return [(tr_id, agent_id) for tr_id, agent_id in running if agent_id not in live]
 
 
-def _redispatch_lost(cutoff, live_queues: set[str]) -> int:
+def _redispatch_lost(cutoff: datetime, live_queues: set[str]) -> int:
     """Queued task runs whose wake-up is long overdue (the message died with a killed worker that had
     prefetched it) are sent again; a duplicate is harmless, the claim is conditional."""
     now = now_ms()
@@ -95,7 +95,7 @@ def _redispatch_lost(cutoff, live_queues: set[str]) -> int:
     return len(overdue)
 
 
-def _unstick_runs(cutoff) -> None:
+def _unstick_runs(cutoff: datetime) -> None:
     """A run whose scheduling request died between its two transactions still gets started, and
     one whose last completing agent died right after committing still completes."""
     stalled = Run.objects.filter(status=PENDING, start_time__lt=cutoff).exclude(

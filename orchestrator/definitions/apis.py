@@ -1,18 +1,22 @@
-"""Task definitions, DAGs, contexts and parameter sets. Bodies are checked by the
-services (which list every problem); reads render through the small `*_out` functions below."""
+"""Task definitions, DAGs, contexts and parameter sets. Each PUT body is read by the view's
+`InputSerializer`, which lists every problem in one 400; responses are built by the `*_out`
+functions below."""
 
 from __future__ import annotations
 
-from django.conf import settings
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions import schemas, selectors, services
+from orchestrator.definitions import openapi, selectors, services
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
-from orchestrator.definitions.querying import list_body, page_of, paged
-from orchestrator.definitions.validation import require_object
+from orchestrator.definitions.querying import page_of, paged
+from orchestrator.definitions.validation import PARAM_RE
+from shared.api.pagination import list_body
+from shared.api.problems import Problems, ProblemsSerializer
 from shared.api.time import iso
 
 
@@ -59,12 +63,12 @@ def parameter_set_out(pset: ParameterSet, *, detail: bool = False) -> dict:
     return out
 
 
-def deleted(message: str) -> Response:
-    return Response({"success": True, "message": message})
+def deleted_out(message: str) -> dict:
+    return {"success": True, "message": message}
 
 
 class TaskListApi(APIView):
-    @extend_schema(operation_id="tasks_list", responses=schemas.TaskList)
+    @extend_schema(operation_id="tasks_list", responses=openapi.TaskList)
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.task_list(params=request.query_params), page)
@@ -72,49 +76,94 @@ class TaskListApi(APIView):
 
 
 class TaskDetailApi(APIView):
-    @extend_schema(responses=schemas.TaskOut)
+    class InputSerializer(ProblemsSerializer):
+        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
+            return {
+                "name": problems.string(body, "name"),
+                "description": problems.string(body, "description"),
+                "command": problems.string(body, "command", required=True),
+                "dependencies": problems.string_list(body, "dependencies"),
+                "parameters": problems.string_map(body.get("parameters"), "parameters", key_pattern=PARAM_RE),
+                "queue": problems.string(body, "queue"),
+            }
+
+    @extend_schema(responses=openapi.TaskOut)
     def get(self, request: Request, task_id: str) -> Response:
         return Response(task_out(selectors.get_or_404(TaskDefinition, task_id, "Task"), detail=True))
 
-    @extend_schema(request=schemas.TaskIn, responses={200: schemas.TaskOut, 201: schemas.TaskOut})
+    @extend_schema(request=openapi.TaskIn, responses={200: openapi.TaskOut, 201: openapi.TaskOut})
     def put(self, request: Request, task_id: str) -> Response:
-        task, created = services.task_definition_put(
-            task_id=task_id, body=require_object(request.data), default_queue=settings.DEFAULT_TASK_QUEUE
-        )
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        task, created = services.task_definition_put(task_id=task_id, **serializer.validated_data)
         return Response(task_out(task, detail=True), status=201 if created else 200)
 
-    @extend_schema(responses=schemas.Deleted)
+    @extend_schema(responses=openapi.Deleted)
     def delete(self, request: Request, task_id: str) -> Response:
         services.task_definition_delete(task_id=task_id)
-        return deleted(f"Task {task_id} deleted.")
+        return Response(deleted_out(f"Task {task_id} deleted."))
 
 
 class DagListApi(APIView):
-    @extend_schema(operation_id="dags_list", responses=schemas.DagList)
+    @extend_schema(operation_id="dags_list", responses=openapi.DagList)
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.dag_list(params=request.query_params), page)
         return Response(list_body("dags", [dag_out(d) for d in items], total, page))
 
 
+def _dag_tasks(problems: Problems, raw: Any) -> list[dict[str, Any]]:
+    """Entries are a task id or `{id, parameters}`; both become `{id, parameters}`."""
+    if raw is None:
+        problems.add("tasks", "This field is required.")
+        return []
+    if not isinstance(raw, list) or not raw:
+        problems.add("tasks", "must be a non-empty array")
+        return []
+    entries = []
+    for index, item in enumerate(raw):
+        if isinstance(item, str):
+            item = {"id": item}
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            problems.add(f"tasks[{index}]", "must be a task id or an object with id and parameters")
+            continue
+        params = problems.string_map(
+            item.get("parameters"), f"tasks[{index}].parameters", key_pattern=PARAM_RE
+        )
+        entries.append({"id": item["id"], "parameters": params})
+    return entries
+
+
 class DagDetailApi(APIView):
-    @extend_schema(responses=schemas.DagOut)
+    class InputSerializer(ProblemsSerializer):
+        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
+            return {
+                "name": problems.string(body, "name"),
+                "description": problems.string(body, "description"),
+                "tasks": _dag_tasks(problems, body.get("tasks")),
+                "context": problems.string(body, "context") or None,
+                "tags": problems.string_list(body, "tags"),
+            }
+
+    @extend_schema(responses=openapi.DagOut)
     def get(self, request: Request, dag_id: str) -> Response:
         return Response(dag_out(selectors.get_or_404(Dag, dag_id, "DAG"), detail=True))
 
-    @extend_schema(request=schemas.DagIn, responses={200: schemas.DagOut, 201: schemas.DagOut})
+    @extend_schema(request=openapi.DagIn, responses={200: openapi.DagOut, 201: openapi.DagOut})
     def put(self, request: Request, dag_id: str) -> Response:
-        dag, created = services.dag_put(dag_id=dag_id, body=require_object(request.data))
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        dag, created = services.dag_put(dag_id=dag_id, **serializer.validated_data)
         return Response(dag_out(dag, detail=True), status=201 if created else 200)
 
-    @extend_schema(responses=schemas.Deleted)
+    @extend_schema(responses=openapi.Deleted)
     def delete(self, request: Request, dag_id: str) -> Response:
         services.dag_delete(dag_id=dag_id)
-        return deleted(f"DAG {dag_id} deleted.")
+        return Response(deleted_out(f"DAG {dag_id} deleted."))
 
 
 class ContextListApi(APIView):
-    @extend_schema(operation_id="contexts_list", responses=schemas.ContextList)
+    @extend_schema(operation_id="contexts_list", responses=openapi.ContextList)
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(Context.objects.order_by("id"), page)
@@ -122,18 +171,27 @@ class ContextListApi(APIView):
 
 
 class ContextDetailApi(APIView):
-    @extend_schema(responses=schemas.ContextOut)
+    class InputSerializer(ProblemsSerializer):
+        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
+            return {
+                "variables": problems.string_map(body.get("variables"), "variables", key_pattern=PARAM_RE),
+                "extends": problems.string(body, "extends") or None,
+            }
+
+    @extend_schema(responses=openapi.ContextOut)
     def get(self, request: Request, context_id: str) -> Response:
         return Response(context_out(selectors.get_or_404(Context, context_id, "Context"), detail=True))
 
-    @extend_schema(request=schemas.ContextIn, responses={200: schemas.ContextOut, 201: schemas.ContextOut})
+    @extend_schema(request=openapi.ContextIn, responses={200: openapi.ContextOut, 201: openapi.ContextOut})
     def put(self, request: Request, context_id: str) -> Response:
-        context, created = services.context_put(context_id=context_id, body=require_object(request.data))
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        context, created = services.context_put(context_id=context_id, **serializer.validated_data)
         return Response(context_out(context, detail=True), status=201 if created else 200)
 
 
 class ParameterSetListApi(APIView):
-    @extend_schema(operation_id="parameter_sets_list", responses=schemas.ParameterSetList)
+    @extend_schema(operation_id="parameter_sets_list", responses=openapi.ParameterSetList)
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(ParameterSet.objects.order_by("id"), page)
@@ -141,16 +199,23 @@ class ParameterSetListApi(APIView):
 
 
 class ParameterSetDetailApi(APIView):
-    @extend_schema(responses=schemas.ParameterSetOut)
+    class InputSerializer(ProblemsSerializer):
+        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
+            # keys are PARAM or <task_id>.<PARAM>, checked when a schedule uses the set
+            return {"parameters": problems.string_map(body.get("parameters"), "parameters")}
+
+    @extend_schema(responses=openapi.ParameterSetOut)
     def get(self, request: Request, parameter_set_id: str) -> Response:
         pset = selectors.get_or_404(ParameterSet, parameter_set_id, "Parameter set")
         return Response(parameter_set_out(pset, detail=True))
 
     @extend_schema(
-        request=schemas.ParameterSetIn, responses={200: schemas.ParameterSetOut, 201: schemas.ParameterSetOut}
+        request=openapi.ParameterSetIn, responses={200: openapi.ParameterSetOut, 201: openapi.ParameterSetOut}
     )
     def put(self, request: Request, parameter_set_id: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         pset, created = services.parameter_set_put(
-            parameter_set_id=parameter_set_id, body=require_object(request.data)
+            parameter_set_id=parameter_set_id, **serializer.validated_data
         )
         return Response(parameter_set_out(pset, detail=True), status=201 if created else 200)

@@ -64,8 +64,3 @@ def parse_bool(params: QueryDict, name: str, default: bool = False) -> bool:
 def paged(queryset: QuerySet, page: Page) -> tuple[list, int]:
     total = queryset.count()
     return list(queryset[page.offset : page.offset + page.limit]), total
-
-
-def list_body(key: str, items: list, total: int, page: Page) -> dict:
-    """Every list answers `{<key>: [...], total, limit, offset}`."""
-    return {key: items, "total": total, "limit": page.limit, "offset": page.offset}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from django.db.models import QuerySet
 from django.http import QueryDict
 
-from orchestrator.definitions.models import Context, Dag, TaskDefinition
+from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
 from orchestrator.definitions.querying import pattern_filter, sort_order
 from shared.api import errors
 
@@ -16,6 +18,7 @@ TASK_SORTS = {
     "created_at": "created_at",
     "updated_at": "updated_at",
 }
+Definition = TypeVar("Definition", TaskDefinition, Dag, Context, ParameterSet)
 DAG_SORTS = {"id": "id", "name": "name", "created_at": "created_at", "updated_at": "updated_at"}
 
 
@@ -31,7 +34,7 @@ def dag_list(*, params: QueryDict) -> QuerySet[Dag]:
     return qs.order_by(*sort_order(params, allowed=DAG_SORTS, default=["id"]))
 
 
-def get_or_404(model, pk: str, label: str):
+def get_or_404(model: type[Definition], pk: str, label: str) -> Definition:
     obj = model.objects.filter(pk=pk).first()
     if obj is None:
         raise errors.NotFound(f"{label} {pk} not found.")

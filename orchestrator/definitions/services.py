@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
+from django.conf import settings
 from django.db import transaction
 
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
 from orchestrator.definitions.selectors import context_chain
-from orchestrator.definitions.validation import Problems, check_id
+from orchestrator.definitions.validation import check_id
 from shared.api import errors
 from shared.api.time import now_ms
 
+Definition = TypeVar("Definition", TaskDefinition, Dag, Context, ParameterSet)
 
-def _upsert(model, pk: str, fields: dict[str, Any]) -> tuple[Any, bool]:
+
+def _upsert(model: type[Definition], pk: str, fields: dict[str, Any]) -> tuple[Definition, bool]:
     now = now_ms()
     obj = model.objects.select_for_update().filter(pk=pk).first()
     if obj is None:
@@ -26,27 +29,30 @@ def _upsert(model, pk: str, fields: dict[str, Any]) -> tuple[Any, bool]:
 
 
 @transaction.atomic
-def task_definition_put(*, task_id: str, body: dict, default_queue: str) -> tuple[TaskDefinition, bool]:
+def task_definition_put(
+    *,
+    task_id: str,
+    name: str,
+    description: str,
+    command: str,
+    dependencies: list[str],
+    parameters: dict[str, str],
+    queue: str,
+) -> tuple[TaskDefinition, bool]:
+    """Creates or replaces the task; an empty `name` means the id, an empty `queue` the default
+    queue."""
     check_id(task_id, "task_id")
-    p = Problems()
-    name = p.string(body, "name") or task_id
-    description = p.string(body, "description")
-    command = p.string(body, "command", required=True)
-    dependencies = p.string_list(body, "dependencies")
-    parameters = p.string_map(body.get("parameters"), "parameters")
-    queue = p.string(body, "queue") or default_queue
-    p.raise_if_any()
     _check_dependencies(task_id, dependencies)
     return _upsert(
         TaskDefinition,
         task_id,
         dict(
-            name=name,
+            name=name or task_id,
             description=description,
             command=command,
             dependencies=dependencies,
             parameters=parameters,
-            queue=queue,
+            queue=queue or settings.DEFAULT_TASK_QUEUE,
         ),
     )
 
@@ -106,35 +112,18 @@ def task_definition_delete(*, task_id: str) -> None:
     task.delete()
 
 
-def _dag_tasks(p: Problems, raw: Any) -> list[dict[str, Any]]:
-    if raw is None:
-        p.add("tasks", "This field is required.")
-        return []
-    if not isinstance(raw, list) or not raw:
-        p.add("tasks", "must be a non-empty array")
-        return []
-    entries = []
-    for index, item in enumerate(raw):
-        if isinstance(item, str):
-            item = {"id": item}
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            p.add(f"tasks[{index}]", "must be a task id or an object with id and parameters")
-            continue
-        params = p.string_map(item.get("parameters"), f"tasks[{index}].parameters")
-        entries.append({"id": item["id"], "parameters": params})
-    return entries
-
-
 @transaction.atomic
-def dag_put(*, dag_id: str, body: dict) -> tuple[Dag, bool]:
+def dag_put(
+    *,
+    dag_id: str,
+    name: str,
+    description: str,
+    tasks: list[dict[str, Any]],
+    context: str | None,
+    tags: list[str],
+) -> tuple[Dag, bool]:
+    """`tasks` are `{id, parameters}` entries; an empty `name` means the id."""
     check_id(dag_id, "dag_id")
-    p = Problems()
-    name = p.string(body, "name") or dag_id
-    description = p.string(body, "description")
-    tasks = _dag_tasks(p, body.get("tasks"))
-    context = p.string(body, "context") or None
-    tags = p.string_list(body, "tags")
-    p.raise_if_any()
     ids = [t["id"] for t in tasks]
     if len(set(ids)) != len(ids):
         raise errors.ValidationFailed("tasks must not repeat a task", field="tasks")
@@ -145,9 +134,8 @@ def dag_put(*, dag_id: str, body: dict) -> tuple[Dag, bool]:
         raise errors.ValidationFailed(f"unknown task(s): {', '.join(unknown)}", field="tasks")
     if context and not Context.objects.filter(pk=context).exists():
         raise errors.ValidationFailed(f"unknown context: {context}", field="context")
-    return _upsert(
-        Dag, dag_id, dict(name=name, description=description, tasks=tasks, context=context, tags=tags)
-    )
+    fields = dict(name=name or dag_id, description=description, tasks=tasks, context=context, tags=tags)
+    return _upsert(Dag, dag_id, fields)
 
 
 @transaction.atomic
@@ -158,24 +146,17 @@ def dag_delete(*, dag_id: str) -> None:
 
 
 @transaction.atomic
-def context_put(*, context_id: str, body: dict) -> tuple[Context, bool]:
+def context_put(*, context_id: str, variables: dict[str, str], extends: str | None) -> tuple[Context, bool]:
     check_id(context_id, "context_id")
-    p = Problems()
-    variables = p.string_map(body.get("variables"), "variables")
-    extends = p.string(body, "extends") or None
-    p.raise_if_any()
     if extends and extends != context_id and not Context.objects.filter(pk=extends).exists():
         raise errors.ValidationFailed(f"unknown context: {extends}", field="extends")
     context, created = _upsert(Context, context_id, dict(variables=variables, extends=extends))
-    context_chain(context_id)  # cycles through `extends` are a 400 (rolls back)
+    context_chain(context_id)  # a cycle through `extends` is a 400 (and rolls the write back)
     return context, created
 
 
 @transaction.atomic
-def parameter_set_put(*, parameter_set_id: str, body: dict) -> tuple[ParameterSet, bool]:
+def parameter_set_put(*, parameter_set_id: str, parameters: dict[str, str]) -> tuple[ParameterSet, bool]:
+    """Keys are PARAM or <task_id>.<PARAM>; they are checked when a schedule uses the set."""
     check_id(parameter_set_id, "parameter_set_id")
-    p = Problems()
-    # keys are PARAM or <task_id>.<PARAM>; checked when a schedule uses the set
-    parameters = p.string_map(body.get("parameters"), "parameters", env_names=False)
-    p.raise_if_any()
     return _upsert(ParameterSet, parameter_set_id, dict(parameters=parameters))

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.events.models import Event
 from shared.api.time import iso, now_ms
+
+if TYPE_CHECKING:  # runs and agents emit events through here, so their models are not imported
+    from datetime import datetime
+    from types import SimpleNamespace
+
+    from orchestrator.agents.models import Agent
+    from orchestrator.runs.models import Run, TaskRun
+
+# The completion hot path passes what the agent already knows (ids, status, times) as a
+# SimpleNamespace rather than re-reading the rows, hence `| SimpleNamespace` below.
 
 
 def event_emit(*, type: str, data: dict[str, Any]) -> Event:
@@ -21,11 +31,11 @@ def event_emit(*, type: str, data: dict[str, Any]) -> Event:
     )
 
 
-def _duration(start, end) -> int | None:
+def _duration(start: datetime | None, end: datetime | None) -> int | None:
     return int((end - start).total_seconds()) if start and end else None
 
 
-def event_emit_task_runs(task_runs: list[Any], run: Any) -> None:
+def event_emit_task_runs(task_runs: list[TaskRun], run: Run) -> None:
     """One insert for many task runs' events (scheduling a large DAG)."""
     now = now_ms()
     Event.objects.bulk_create(
@@ -43,12 +53,12 @@ def event_emit_task_runs(task_runs: list[Any], run: Any) -> None:
     )
 
 
-def event_emit_task_run(task_run: Any, run: Any) -> Event:
-    """`task.<status>` for a task run's new state (its payload data)."""
+def event_emit_task_run(task_run: TaskRun | SimpleNamespace, run: Run | SimpleNamespace) -> Event:
+    """`task.<status>` for a task run's new state (its webhook payload data)."""
     return event_emit(type=f"task.{task_run.status}", data=task_run_event_data(task_run, run))
 
 
-def task_run_event_data(task_run: Any, run: Any) -> dict[str, Any]:
+def task_run_event_data(task_run: TaskRun | SimpleNamespace, run: Run | SimpleNamespace) -> dict[str, Any]:
     return {
         "run_id": run.run_id,
         "dag_id": run.dag_id,
@@ -61,7 +71,7 @@ def task_run_event_data(task_run: Any, run: Any) -> dict[str, Any]:
     }
 
 
-def event_emit_run(run: Any) -> Event:
+def event_emit_run(run: Run) -> Event:
     """`dag.<status>` for a run's new state; schedule-task runs (no DAG) emit them too."""
     return event_emit(
         type=f"dag.{run.status}",
@@ -78,7 +88,7 @@ def event_emit_run(run: Any) -> Event:
     )
 
 
-def event_emit_agent(agent: Any, *, type: str) -> Event:
+def event_emit_agent(agent: Agent, *, type: str) -> Event:
     return event_emit(
         type=type,
         data={

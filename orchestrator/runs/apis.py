@@ -2,21 +2,78 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import list_body, page_of, paged, parse_bool
-from orchestrator.definitions.validation import require_object
-from orchestrator.runs import schemas, selectors, services
+from orchestrator.definitions.querying import page_of, paged, parse_bool
+from orchestrator.definitions.validation import ID_RE, PARAM_RE
+from orchestrator.runs import openapi, selectors, services
 from orchestrator.runs.models import Run, TaskRun
+from orchestrator.runs.planning import ScheduleOptions
+from shared.api import errors
+from shared.api.pagination import list_body
+from shared.api.problems import Problems, ProblemsSerializer
 from shared.api.time import iso
 
 OPERATOR_POST = {"POST": "operator"}  # operators may schedule, cancel and rerun
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+MAX_TIMEOUT = 7 * 24 * 3600
+MAX_RETRIES = 20
+MAX_RETRY_DELAY = 24 * 3600
 
 
-def duration(start, end) -> int | None:
+def _integer(p: Problems, body: dict, name: str, *, minimum: int, maximum: int) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or value > maximum:
+        kind = "a positive integer" if minimum == 1 else "a non-negative integer"
+        p.add(name, f"{name} must be {kind} (at most {maximum})")
+        return None
+    return value
+
+
+def read_options(body: dict, p: Problems) -> ScheduleOptions:
+    """The body fields schedule-task and schedule-dag share."""
+    opts = ScheduleOptions()
+    run_id = body.get("run_id")
+    if run_id is not None and (not isinstance(run_id, str) or not RUN_ID_RE.match(run_id)):
+        p.add("run_id", "must be 1-128 characters of letters, digits, '_', '.', ':', '-'")
+    else:
+        opts.run_id = run_id
+    opts.context = p.string(body, "context") or None
+    opts.env_vars = p.string_map(body.get("env_vars"), "env_vars", key_pattern=PARAM_RE)
+    raw_params = body.get("parameters")
+    if raw_params is not None and not isinstance(raw_params, dict):
+        p.add("parameters", "must be an object of string values")
+    else:
+        opts.parameters = raw_params or {}
+    # timeout_seconds is a positive integer (400 with details.field otherwise)
+    opts.timeout_seconds = _integer(p, body, "timeout_seconds", minimum=1, maximum=MAX_TIMEOUT)
+    opts.retries = _integer(p, body, "retries", minimum=0, maximum=MAX_RETRIES) or 0
+    opts.retry_delay_seconds = (
+        _integer(p, body, "retry_delay_seconds", minimum=0, maximum=MAX_RETRY_DELAY) or 0
+    )
+    opts.parameter_set = p.string(body, "parameter_set") or None
+    return opts
+
+
+def _required_id(body: dict, field: str, *, task: bool) -> str:
+    """A missing or malformed id is reported alone, before the other fields are read."""
+    value = body.get(field)
+    if not isinstance(value, str) or not (ID_RE.match(value) if task else value):
+        message = f"{field} is required and must be a task id" if task else f"{field} is required"
+        raise errors.ValidationFailed(message, field=field)
+    return value
+
+
+def duration(start: datetime | None, end: datetime | None) -> int | None:
     return int((end - start).total_seconds()) if start and end else None
 
 
@@ -52,48 +109,107 @@ def task_run_out(tr: TaskRun, logs: str | None = None) -> dict:
     return out
 
 
+def queue_out(queue: selectors.QueueState) -> dict:
+    return {
+        "name": queue.name,
+        "length": len(queue.queued),
+        "consumer_count": queue.consumer_count,
+        "tasks": [
+            {"task_run_id": task_run_id, "dag_run_id": run_id, "position": position}
+            for position, (task_run_id, run_id) in enumerate(queue.queued)
+        ],
+    }
+
+
+def schedule_task_out(run: Run, task_runs: list[TaskRun]) -> dict:
+    target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
+    return {
+        "success": True,
+        "run_id": run.run_id,
+        "dag_run_id": run.run_id,
+        "task_run_id": target.id,
+        "status": run.status,
+        "start_time": iso(run.start_time),
+    }
+
+
+def schedule_dag_out(run: Run, task_runs: list[TaskRun]) -> dict:
+    return {
+        "success": True,
+        "run_id": run.run_id,
+        "status": run.status,
+        "start_time": iso(run.start_time),
+        "tasks": [{"id": tr.task_id, "task_run_id": tr.id, "status": tr.status} for tr in task_runs],
+    }
+
+
+def rerun_out(run: Run) -> dict:
+    return {
+        "success": True,
+        "new_run_id": run.run_id,
+        "original_run_id": run.original_run_id,
+        "status": run.status,
+        "start_time": iso(run.start_time),
+    }
+
+
+def run_graph_out(run: Run, task_runs: list[TaskRun]) -> dict:
+    return {
+        "run_id": run.run_id,
+        "dag_id": run.dag_id,
+        "nodes": [{"id": tr.id, "task_id": tr.task_id, "status": tr.status} for tr in task_runs],
+        "edges": [{"from": up, "to": tr.id} for tr in task_runs for up in tr.upstream],
+    }
+
+
+def task_logs_out(tr: TaskRun, lines: list[str], *, has_more: bool) -> dict:
+    return {
+        "task_run_id": tr.id,
+        "logs": "\n".join(lines),
+        "has_more": has_more,
+        "truncated": tr.log_truncated,
+        "start_time": iso(tr.start_time),
+        "end_time": iso(tr.end_time),
+    }
+
+
 class ScheduleTaskApi(APIView):
     min_role = OPERATOR_POST
 
-    @extend_schema(request=schemas.ScheduleTaskIn, responses={201: schemas.ScheduleTaskOut})
+    class InputSerializer(ProblemsSerializer):
+        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
+            task_id = _required_id(body, "task_id", task=True)
+            options = read_options(body, problems)
+            return {"task_id": task_id, "options": options, "queue": problems.string(body, "queue") or None}
+
+    @extend_schema(request=openapi.ScheduleTaskIn, responses={201: openapi.ScheduleTaskOut})
     def post(self, request: Request) -> Response:
-        run, task_runs = services.run_schedule_task(body=require_object(request.data))
-        target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
-        return Response(
-            {
-                "success": True,
-                "run_id": run.run_id,
-                "dag_run_id": run.run_id,
-                "task_run_id": target.id,
-                "status": run.status,
-                "start_time": iso(run.start_time),
-            },
-            status=201,
-        )
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run, task_runs = services.run_schedule_task(**serializer.validated_data)
+        return Response(schedule_task_out(run, task_runs), status=201)
 
 
 class ScheduleDagApi(APIView):
     min_role = OPERATOR_POST
 
-    @extend_schema(request=schemas.ScheduleDagIn, responses={201: schemas.ScheduleDagOut})
+    class InputSerializer(ProblemsSerializer):
+        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
+            dag_id = _required_id(body, "dag_id", task=False)
+            return {"dag_id": dag_id, "options": read_options(body, problems)}
+
+    @extend_schema(request=openapi.ScheduleDagIn, responses={201: openapi.ScheduleDagOut})
     def post(self, request: Request) -> Response:
-        run, task_runs = services.run_schedule_dag(body=require_object(request.data))
-        return Response(
-            {
-                "success": True,
-                "run_id": run.run_id,
-                "status": run.status,
-                "start_time": iso(run.start_time),
-                "tasks": [{"id": tr.task_id, "task_run_id": tr.id, "status": tr.status} for tr in task_runs],
-            },
-            status=201,
-        )
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run, task_runs = services.run_schedule_dag(**serializer.validated_data)
+        return Response(schedule_dag_out(run, task_runs), status=201)
 
 
 class RunCancelApi(APIView):
     min_role = OPERATOR_POST
 
-    @extend_schema(request=None, responses=schemas.CancelOut)
+    @extend_schema(request=None, responses=openapi.CancelOut)
     def post(self, request: Request, run_id: str) -> Response:
         force = parse_bool(request.query_params, "force")
         if isinstance(request.data, dict) and isinstance(request.data.get("force"), bool):
@@ -107,24 +223,29 @@ class RunCancelApi(APIView):
 class RunRerunApi(APIView):
     min_role = OPERATOR_POST
 
-    @extend_schema(request=schemas.RerunIn, responses={201: schemas.RerunOut})
+    class InputSerializer(ProblemsSerializer):
+        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
+            flags = {}
+            for name in ("failed_only", "reset_params"):
+                value = body.get(name, False)
+                if not isinstance(value, bool):
+                    problems.add(name, "must be a boolean")
+                flags[name] = value is True
+            from_task = body.get("from_task")
+            if from_task is not None and not isinstance(from_task, str):
+                problems.add("from_task", "must be a task id")
+            return {**flags, "from_task": from_task}
+
+    @extend_schema(request=openapi.RerunIn, responses={201: openapi.RerunOut})
     def post(self, request: Request, run_id: str) -> Response:
-        body = request.data if request.data else {}
-        run = services.run_rerun(run_id=run_id, body=require_object(body))
-        return Response(
-            {
-                "success": True,
-                "new_run_id": run.run_id,
-                "original_run_id": run_id,
-                "status": run.status,
-                "start_time": iso(run.start_time),
-            },
-            status=201,
-        )
+        serializer = self.InputSerializer(data=request.data or {})  # every field is optional
+        serializer.is_valid(raise_exception=True)
+        run = services.run_rerun(run_id=run_id, **serializer.validated_data)
+        return Response(rerun_out(run), status=201)
 
 
 class RunListApi(APIView):
-    @extend_schema(operation_id="runs_list", responses=schemas.RunList)
+    @extend_schema(operation_id="runs_list", responses=openapi.RunList)
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.run_list(params=request.query_params), page)
@@ -133,7 +254,7 @@ class RunListApi(APIView):
 
 
 class RunDetailApi(APIView):
-    @extend_schema(responses=schemas.RunDetailOut)
+    @extend_schema(responses=openapi.RunDetailOut)
     def get(self, request: Request, run_id: str) -> Response:
         include_logs = parse_bool(request.query_params, "include_logs")
         include_tasks = parse_bool(request.query_params, "include_tasks") or include_logs
@@ -148,47 +269,34 @@ class RunDetailApi(APIView):
 
 
 class RunGraphApi(APIView):
-    @extend_schema(responses=schemas.GraphOut)
+    @extend_schema(responses=openapi.GraphOut)
     def get(self, request: Request, run_id: str) -> Response:
         run = selectors.run_get(run_id)
         task_runs = selectors.task_runs_of(run)
-        return Response(
-            {
-                "run_id": run.run_id,
-                "dag_id": run.dag_id,
-                "nodes": [{"id": tr.id, "task_id": tr.task_id, "status": tr.status} for tr in task_runs],
-                "edges": [{"from": up, "to": tr.id} for tr in task_runs for up in tr.upstream],
-            }
-        )
+        return Response(run_graph_out(run, task_runs))
 
 
 class TaskLogsApi(APIView):
-    @extend_schema(responses=schemas.LogsOut)
+    @extend_schema(responses=openapi.LogsOut)
     def get(self, request: Request, task_run_id: str) -> Response:
         tr = selectors.task_run_get(task_run_id)
         lines, has_more = selectors.task_logs(task_run=tr, params=request.query_params)
-        return Response(
-            {
-                "task_run_id": tr.id,
-                "logs": "\n".join(lines),
-                "has_more": has_more,
-                "truncated": tr.log_truncated,
-                "start_time": iso(tr.start_time),
-                "end_time": iso(tr.end_time),
-            }
-        )
+        return Response(task_logs_out(tr, lines, has_more=has_more))
 
 
 class QueueListApi(APIView):
-    @extend_schema(responses=schemas.QueueList)
+    @extend_schema(operation_id="queues_list", responses=openapi.QueueList)
     def get(self, request: Request) -> Response:
-        return Response({"queues": selectors.queue_overview()})
+        page = page_of(request.query_params)
+        queues = selectors.queue_overview()
+        items = [queue_out(q) for q in queues[page.offset : page.offset + page.limit]]
+        return Response(list_body("queues", items, len(queues), page))
 
 
 class QueuePurgeApi(APIView):
     # Purge is admin-only (the role default for non-GET methods)
 
-    @extend_schema(request=None, responses=schemas.PurgeOut)
+    @extend_schema(request=None, responses=openapi.PurgeOut)
     def post(self, request: Request, queue_name: str) -> Response:
         removed = services.queue_purge(queue=queue_name)
         return Response(

@@ -17,12 +17,12 @@ class Wakeup:
 
 
 def send_now(wakeups: list[Wakeup]) -> None:
-    from orchestrator.config.celery import app
+    # runs.tasks -> executor -> lifecycle -> dispatch: importing the task at the top would be a loop
     from orchestrator.runs.tasks import execute_task_run
 
     if not wakeups:
         return
-    with app.producer_or_acquire() as producer:
+    with execute_task_run.app.producer_or_acquire() as producer:
         for w in wakeups:
             execute_task_run.apply_async(
                 args=[w.task_run_id, w.attempt],

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import SimpleNamespace
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F
@@ -62,7 +63,9 @@ def lock_run(run_id: str) -> Run:
     return Run.objects.select_for_update().get(pk=run_id)
 
 
-def _set_status(task_runs: list[TaskRun], run: Run, status: str, **fields) -> list[TaskRun]:
+def _set_status(
+    task_runs: list[TaskRun], run: Run | SimpleNamespace, status: str, **fields: Any
+) -> list[TaskRun]:
     """Moves the given task runs (still in their current status) to `status`; emits one event each."""
     changed = []
     for tr in task_runs:
@@ -332,6 +335,8 @@ def _finish_completed(
         status=COMPLETED, end_time=now, exit_code=0
     ):
         return False, False
+    run: Run | SimpleNamespace
+    tr: TaskRun | SimpleNamespace
     if execution is not None:  # what the agent already knows: no re-read on the hot path
         run = SimpleNamespace(run_id=run_id, dag_id=execution.dag_id)
         tr = SimpleNamespace(id=task_run_id, task_id=execution.task_id, status=COMPLETED,
@@ -345,7 +350,7 @@ def _finish_completed(
     return True, bool(wakeups)
 
 
-def _queue_ready_dependents(run, candidates: list[str]) -> list[Wakeup]:
+def _queue_ready_dependents(run: Run | SimpleNamespace, candidates: list[str]) -> list[Wakeup]:
     """Fan-in: the dependents are already locked, so of two upstream task runs completing at once
     the later one to take the locks sees the other's committed completion: the dependent is queued
     exactly once, never missed."""
@@ -401,7 +406,7 @@ def complete_run_if_done(run_id: str) -> bool:
     return True
 
 
-def fail_run(run: Run, now) -> None:
+def fail_run(run: Run, now: datetime) -> None:
     """A run fails as soon as a task run fails for good; its dependents never start
     (pending and queued task runs are cancelled); task runs already running may finish."""
     if run.status not in (PENDING, RUNNING):
@@ -413,7 +418,7 @@ def fail_run(run: Run, now) -> None:
     event_emit_run(run)
 
 
-def cancel_locked(run: Run, *, force: bool, now) -> int:
+def cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
     """Cancels every unfinished task run of a locked run; running ones are stopped by their agent,
     which polls `still_mine`. Returns how many task runs were cancelled."""
     unfinished = list(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL).order_by("pk"))

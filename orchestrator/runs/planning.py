@@ -1,20 +1,15 @@
-"""Turns definitions and a schedule request into task runs (parameter precedence: see `build_task_runs`)."""
+"""Turns definitions and a schedule request into task runs."""
 
 from __future__ import annotations
 
-import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from orchestrator.definitions.models import ParameterSet, TaskDefinition
-from orchestrator.definitions.validation import ID_RE, Problems
+from orchestrator.definitions.validation import PARAM_RE
 from orchestrator.runs.models import TaskRun
-from shared.api import errors
-
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-MAX_RETRIES = 20
-MAX_RETRY_DELAY = 24 * 3600
+from shared.api.problems import Problems
 
 
 @dataclass
@@ -28,47 +23,18 @@ class ScheduleOptions:
     timeout_seconds: int | None = None
     retries: int = 0
     retry_delay_seconds: int = 0
+    parameter_set: str | None = None
 
 
-def _integer(p: Problems, body: dict, name: str, *, minimum: int, maximum: int) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or value > maximum:
-        kind = "a positive integer" if minimum == 1 else "a non-negative integer"
-        p.add(name, f"{name} must be {kind} (at most {maximum})")
-        return None
-    return value
-
-
-def parse_options(body: dict, p: Problems) -> ScheduleOptions:
-    opts = ScheduleOptions()
-    run_id = body.get("run_id")
-    if run_id is not None and (not isinstance(run_id, str) or not RUN_ID_RE.match(run_id)):
-        p.add("run_id", "must be 1-128 characters of letters, digits, '_', '.', ':', '-'")
-    else:
-        opts.run_id = run_id
-    opts.context = p.string(body, "context") or None
-    opts.env_vars = p.string_map(body.get("env_vars"), "env_vars")
-    raw_params = body.get("parameters")
-    if raw_params is not None and not isinstance(raw_params, dict):
-        p.add("parameters", "must be an object of string values")
-    else:
-        opts.parameters = raw_params or {}
-    # timeout_seconds is a positive integer (400 with details.field otherwise)
-    opts.timeout_seconds = _integer(p, body, "timeout_seconds", minimum=1, maximum=7 * 24 * 3600)
-    opts.retries = _integer(p, body, "retries", minimum=0, maximum=MAX_RETRIES) or 0
-    opts.retry_delay_seconds = (
-        _integer(p, body, "retry_delay_seconds", minimum=0, maximum=MAX_RETRY_DELAY) or 0
-    )
-    pset_id = p.string(body, "parameter_set") or None
-    if pset_id:
-        pset = ParameterSet.objects.filter(pk=pset_id).first()
-        if pset is None:
-            p.add("parameter_set", f"unknown parameter set: {pset_id}")
-        else:
-            opts.parameters = {**pset.parameters, **opts.parameters}
-    return opts
+def with_parameter_set(opts: ScheduleOptions, p: Problems) -> ScheduleOptions:
+    """The named parameter set's values under the schedule's own `parameters` (which win)."""
+    if not opts.parameter_set:
+        return opts
+    pset = ParameterSet.objects.filter(pk=opts.parameter_set).first()
+    if pset is None:
+        p.add("parameter_set", f"unknown parameter set: {opts.parameter_set}")
+        return opts
+    return replace(opts, parameters={**pset.parameters, **opts.parameters})
 
 
 def split_parameters(
@@ -86,7 +52,7 @@ def split_parameters(
         elif task_id not in task_ids:
             p.add(field_name, f"task {task_id} is not part of this run")
         else:
-            checked = p.string_map({name: value}, "parameters")
+            checked = p.string_map({name: value}, "parameters", key_pattern=PARAM_RE)
             per_task.setdefault(task_id, {}).update(checked)
     return per_task
 
@@ -143,9 +109,3 @@ def mark_leaves(task_runs: list[TaskRun]) -> list[TaskRun]:
     for tr in task_runs:
         tr.has_dependents = tr.id in waited_for
     return task_runs
-
-
-def check_task_id(value: Any, field_name: str) -> str:
-    if not isinstance(value, str) or not ID_RE.match(value):
-        raise errors.ValidationFailed(f"{field_name} is required and must be a task id", field=field_name)
-    return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -117,8 +118,16 @@ def live_agents() -> QuerySet[Agent]:
     return Agent.objects.filter(status="active", last_heartbeat__gte=cutoff)
 
 
-def queue_overview() -> list[dict]:
-    """Lengths and positions from the database; consumers are the live agents on each queue."""
+@dataclass(frozen=True)
+class QueueState:
+    name: str
+    consumer_count: int
+    queued: list[tuple[str, str]]  # (task run id, run id), oldest first
+
+
+def queue_overview() -> list[QueueState]:
+    """Every queue named by a task definition, a live agent or a queued task run, by name; lengths
+    and positions come from the database, consumers are the live agents on each queue."""
     queued = list(
         TaskRun.objects.filter(status=QUEUED).order_by("queued_at", "id").values_list("queue", "id", "run_id")
     )
@@ -131,15 +140,7 @@ def queue_overview() -> list[dict]:
         | {q for q, _, _ in queued}
         | set(TaskDefinition.objects.values_list("queue", flat=True))
     )
-    by_queue: dict[str, list[dict]] = {name: [] for name in names}
-    for name, tr_id, run_id in queued:
-        by_queue[name].append({"task_run_id": tr_id, "dag_run_id": run_id, "position": len(by_queue[name])})
-    return [
-        {
-            "name": name,
-            "length": len(by_queue[name]),
-            "consumer_count": consumers.get(name, 0),
-            "tasks": by_queue[name],
-        }
-        for name in sorted(names)
-    ]
+    by_queue: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
+    for name, task_run_id, run_id in queued:
+        by_queue[name].append((task_run_id, run_id))
+    return [QueueState(name, consumers.get(name, 0), by_queue[name]) for name in sorted(names)]

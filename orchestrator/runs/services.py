@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 
 from django.db import IntegrityError, transaction
 
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
-from orchestrator.definitions.validation import Problems
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
 from orchestrator.runs import lifecycle
 from orchestrator.runs.models import COMPLETED, QUEUED, TERMINAL, Run, TaskLogLine, TaskRun
 from orchestrator.runs.planning import (
     ScheduleOptions,
     build_task_runs,
-    check_task_id,
     mark_leaves,
     new_task_run_ids,
-    parse_options,
     split_parameters,
+    with_parameter_set,
 )  # fmt: skip
 from shared.api import errors
+from shared.api.problems import Problems
 from shared.api.time import now_ms
 
 
@@ -63,14 +63,15 @@ def _reject_known_run_id(run_id: str | None) -> None:
         raise errors.AlreadyExists(f"Run {run_id} already exists.", field="run_id")
 
 
-def run_schedule_task(*, body: dict) -> tuple[Run, list[TaskRun]]:
-    """The task and every task it depends on, transitively, as one run; dag_id null."""
-    task_id = check_task_id(body.get("task_id"), "task_id")
+def run_schedule_task(
+    *, task_id: str, options: ScheduleOptions, queue: str | None
+) -> tuple[Run, list[TaskRun]]:
+    """The task and every task it depends on, transitively, as one run whose dag_id is null;
+    `queue` overrides the scheduled task's queue (not its dependencies')."""
     if not TaskDefinition.objects.filter(pk=task_id).exists():
         raise errors.NotFound(f"Task {task_id} not found.")
     p = Problems()
-    opts = parse_options(body, p)
-    queue = p.string(body, "queue") or None
+    opts = with_parameter_set(options, p)
     p.raise_if_any()
     _reject_known_run_id(opts.run_id)
     definitions = dependency_closure([task_id])
@@ -92,18 +93,15 @@ def run_schedule_task(*, body: dict) -> tuple[Run, list[TaskRun]]:
     return run, task_runs
 
 
-def run_schedule_dag(*, body: dict) -> tuple[Run, list[TaskRun]]:
-    dag_id = body.get("dag_id")
-    if not isinstance(dag_id, str) or not dag_id:
-        raise errors.ValidationFailed("dag_id is required", field="dag_id")
+def run_schedule_dag(*, dag_id: str, options: ScheduleOptions) -> tuple[Run, list[TaskRun]]:
     dag = Dag.objects.filter(pk=dag_id).first()
     if dag is None:
         raise errors.NotFound(f"DAG {dag_id} not found.")
     p = Problems()
-    opts = parse_options(body, p)
+    opts = with_parameter_set(options, p)
     p.raise_if_any()
     _reject_known_run_id(opts.run_id)
-    opts.context = opts.context or dag.context
+    opts = replace(opts, context=opts.context or dag.context)
     # A DAG's tasks plus whatever they depend on (decision: outcome-based, like schedule-task).
     definitions = dependency_closure([entry["id"] for entry in dag.tasks])
     per_task = split_parameters(p, opts.parameters, set(definitions), default_task=None)
@@ -244,36 +242,26 @@ def _fresh_definitions(original: Run, task_ids: set[str]) -> dict[str, TaskRun]:
     return {tr.task_id: tr for tr in runs}
 
 
-def run_rerun(*, run_id: str, body: dict) -> Run:
+def run_rerun(*, run_id: str, failed_only: bool, reset_params: bool, from_task: str | None) -> Run:
     """A new run linked to the original: all task runs, or `failed_only`, or `from_task` and its
-    downstream; completed upstream results are carried over rather than executed again."""
+    downstream; completed upstream results are carried over rather than executed again.
+    `reset_params` takes commands and parameters from the current definitions."""
     original = get_run(run_id)
-    p = Problems()
-    flags = {}
-    for name in ("failed_only", "reset_params"):
-        value = body.get(name, False)
-        if not isinstance(value, bool):
-            p.add(name, "must be a boolean")
-        flags[name] = value is True
-    from_task = body.get("from_task")
-    if from_task is not None and not isinstance(from_task, str):
-        p.add("from_task", "must be a task id")
-    p.raise_if_any()
     if original.status not in TERMINAL:
         raise errors.InvalidState(
             f"Run {run_id} is still {original.status}; cancel it or wait for it to end."
         )
-    execute, carry = rerun_selection(original, failed_only=flags["failed_only"], from_task=from_task)
-    task_runs = _rerun_task_runs(original, execute, carry, reset_params=flags["reset_params"])
+    execute, carry = rerun_selection(original, failed_only=failed_only, from_task=from_task)
+    task_runs = _rerun_task_runs(original, execute, carry, reset_params=reset_params)
     opts = ScheduleOptions(
         context=original.context_id,
-        env_vars={} if flags["reset_params"] else original.env_vars,
-        parameters={} if flags["reset_params"] else original.parameters,
+        env_vars={} if reset_params else original.env_vars,
+        parameters={} if reset_params else original.parameters,
         timeout_seconds=original.timeout_seconds,
         retries=original.retries,
         retry_delay_seconds=original.retry_delay_seconds,
     )
-    context_vars = context_resolve(original.context_id) if flags["reset_params"] else original.context
+    context_vars = context_resolve(original.context_id) if reset_params else original.context
     run = _create_run(
         opts=opts, dag_id=original.dag_id, context_vars=context_vars, task_runs=task_runs,
         original_run=original, target_task_id=original.target_task_id,

@@ -5,14 +5,18 @@ Only consulted when ORCH_SECURITY_ENABLED is on (see permissions.RolePermission)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 
-from orchestrator.security.principals import principal_from_api_key, principal_from_jwt
+from orchestrator.security.principals import Principal, principal_from_api_key, principal_from_jwt
 from shared.api import errors
 from shared.auth.tokens import bearer_token
+
+if TYPE_CHECKING:  # DRF imports this module while loading its settings
+    from django.contrib.auth.models import User
+    from rest_framework.request import Request
 
 CHALLENGE = 'Bearer realm="orchestrator"'
 
@@ -24,7 +28,7 @@ def challenge(exc: errors.NotAuthenticated) -> errors.NotAuthenticated:
 
 
 class OrchestratorAuthentication(BaseAuthentication):
-    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+    def authenticate(self, request: Request) -> tuple[Principal | User, None] | None:
         if not settings.ORCH_SECURITY_ENABLED:
             return None  # security off: no credential is required, so a stale one must not turn into a 401
         try:
@@ -32,7 +36,7 @@ class OrchestratorAuthentication(BaseAuthentication):
         except errors.NotAuthenticated as exc:
             raise challenge(exc) from None
 
-    def _authenticate(self, request: Any) -> tuple[Any, Any] | None:
+    def _authenticate(self, request: Request) -> tuple[Principal | User, None] | None:
         api_key = request.META.get("HTTP_X_API_KEY")
         if api_key:
             return principal_from_api_key(api_key), None
@@ -44,5 +48,5 @@ class OrchestratorAuthentication(BaseAuthentication):
             return principal_from_jwt(raw), None
         return SessionAuthentication().authenticate(request)
 
-    def authenticate_header(self, request: Any) -> str:
+    def authenticate_header(self, request: Request) -> str:
         return CHALLENGE

@@ -7,12 +7,15 @@ the user as Django's flags: admin = superuser, operator = staff, viewer = neithe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from orchestrator.security.principals import ROLES
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def role_from_claims(claims: dict[str, Any]) -> str:
@@ -25,13 +28,13 @@ def role_from_claims(claims: dict[str, Any]) -> str:
 
 
 class RoleMappingOIDCBackend(OIDCAuthenticationBackend):
-    def create_user(self, claims: dict[str, Any]) -> Any:
+    def create_user(self, claims: dict[str, Any]) -> User:
         return self._apply_role(super().create_user(claims), claims)
 
-    def update_user(self, user: Any, claims: dict[str, Any]) -> Any:
+    def update_user(self, user: User, claims: dict[str, Any]) -> User:
         return self._apply_role(user, claims)
 
-    def _apply_role(self, user: Any, claims: dict[str, Any]) -> Any:
+    def _apply_role(self, user: User, claims: dict[str, Any]) -> User:
         role = role_from_claims(claims)
         user.is_superuser = role == "admin"
         user.is_staff = role in ("admin", "operator")

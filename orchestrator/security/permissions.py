@@ -6,7 +6,7 @@ other method needs admin. Views with `public = True` (health) are always open.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from rest_framework.permissions import BasePermission
@@ -15,10 +15,14 @@ from orchestrator.security.authentication import challenge
 from orchestrator.security.principals import Principal, principal_from_session_user
 from shared.api import errors
 
+if TYPE_CHECKING:  # DRF imports this module while loading rest_framework.views (its settings)
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
 SAFE = ("GET", "HEAD", "OPTIONS")
 
 
-def needed_role(request: Any, view: Any) -> str:
+def needed_role(request: Request, view: APIView) -> str:
     declared = getattr(view, "min_role", {})
     if request.method in declared:
         return declared[request.method]
@@ -26,7 +30,7 @@ def needed_role(request: Any, view: Any) -> str:
 
 
 class RolePermission(BasePermission):
-    def has_permission(self, request: Any, view: Any) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         if getattr(view, "public", False) or not settings.ORCH_SECURITY_ENABLED:
             return True
         if not hasattr(view, request.method.lower()):

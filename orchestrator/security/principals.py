@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.utils import timezone
 
+from orchestrator.security.models import ApiKey
 from shared.api import errors
 from shared.auth import apikeys, tokens
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 ROLES = ("viewer", "operator", "admin")
 API_KEY_LABEL = "ork"
@@ -39,8 +44,6 @@ def jwt_config() -> tokens.JWTConfig:
 
 
 def principal_from_api_key(raw: str) -> Principal:
-    from orchestrator.security.models import ApiKey
-
     key = ApiKey.objects.filter(key_hash=apikeys.hash_key(raw), revoked_at__isnull=True).first()
     if key is None:
         raise errors.NotAuthenticated("API key is invalid or revoked.")
@@ -56,6 +59,6 @@ def principal_from_jwt(raw: str) -> Principal:
     return Principal(name=str(claims["sub"]), role=role, kind="jwt")
 
 
-def principal_from_session_user(user) -> Principal:
+def principal_from_session_user(user: User) -> Principal:
     role = "admin" if user.is_superuser else ("operator" if user.is_staff else "viewer")
     return Principal(name=user.get_username(), role=role, kind="session")

@@ -1,16 +1,19 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse
 from django_prometheus.exports import ExportToDjangoView
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.system import schemas, selectors
+from orchestrator.runs.models import Run, TaskRun
+from orchestrator.system import openapi, selectors
 from shared.health import probe_database
 
 STARTED_AT = time.monotonic()
@@ -26,6 +29,20 @@ def _overall(backend_ok: bool, agents: str) -> str:
     return "healthy" if agents == "healthy" else "degraded"
 
 
+def metrics_out() -> dict[str, Any]:
+    return {
+        "tasks": selectors.status_counts(TaskRun, selectors.TASK_STATES),
+        "runs": selectors.status_counts(Run, selectors.RUN_STATES),
+        "performance": {
+            "average_task_duration_seconds": selectors.average_duration_seconds(TaskRun),
+            "average_dag_duration_seconds": selectors.average_duration_seconds(Run),
+            "tasks_per_minute": selectors.tasks_per_minute(),
+            "window_seconds": settings.METRICS_WINDOW_SECONDS,
+        },
+        "resources": selectors.resources(),
+    }
+
+
 class HealthApi(APIView):
     """Exempt from security (the one open route). 503 only when the database is unreachable; no agents is
     `degraded` (the API still works; queued tasks wait)."""
@@ -33,7 +50,7 @@ class HealthApi(APIView):
     public = True
     authentication_classes: list = []
 
-    @extend_schema(responses={200: schemas.HEALTH, 503: schemas.HEALTH}, auth=[])
+    @extend_schema(responses={200: openapi.HEALTH, 503: openapi.HEALTH}, auth=[])
     def get(self, request: Request) -> Response:
         db = probe_database()
         agents = selectors.agents_status(selectors.agent_counts()) if db.ok else "unknown"
@@ -51,7 +68,7 @@ class HealthApi(APIView):
 
 
 class StatusApi(APIView):
-    @extend_schema(responses=schemas.STATUS)
+    @extend_schema(responses=openapi.STATUS)
     def get(self, request: Request) -> Response:
         db = probe_database()
         if db.ok:
@@ -73,7 +90,7 @@ class StatusApi(APIView):
                     # one orchestrator process answers this request; the count is of instances seen
                     "orchestrator": {"status": "healthy", "count": 1},
                     "agents": {"status": agents, **counts},
-                    "ui": {"status": "healthy"},  # the API docs (/docs) and admin UI are served here
+                    "ui": {"status": selectors.ui_status()},
                 },
                 "queues": {"total_pending_tasks": sum(q["length"] for q in queues), "queues": queues},
             }
@@ -81,14 +98,15 @@ class StatusApi(APIView):
 
 
 class MetricsApi(APIView):
-    @extend_schema(responses=schemas.METRICS)
+    @extend_schema(responses=openapi.METRICS)
     def get(self, request: Request) -> Response:
-        return Response(selectors.metrics_snapshot())
+        return Response(metrics_out())
 
 
 class PrometheusMetricsApi(APIView):
     """Prometheus text at /metrics, behind the same credentials as the API when security is on
     (only /api/health is exempt); scrapers send a viewer `X-API-Key`."""
 
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
     def get(self, request: Request) -> HttpResponse:
         return ExportToDjangoView(request._request)

@@ -1,3 +1,4 @@
+import psutil
 from django.apps import AppConfig
 
 
@@ -6,8 +7,7 @@ class SystemConfig(AppConfig):
     label = "orch_system"
 
     def ready(self) -> None:
-        import psutil
-
+        # prometheus reads models, which cannot be imported before the app registry is ready
         from orchestrator.system import prometheus
 
         prometheus.register()

@@ -14,13 +14,16 @@ from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, Sum
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import REGISTRY, Collector
 
+from orchestrator.runs.models import Run, TaskRun
+from orchestrator.system import selectors
+from orchestrator.system.selectors import FINISHED, to_seconds
+from orchestrator.webhooks.models import Delivery
+
 logger = logging.getLogger(__name__)
 DURATION_BUCKETS = (1, 5, 15, 60, 300, 900, 3600)
 
 
-def _duration_histogram(name: str, doc: str, model) -> HistogramMetricFamily:
-    from orchestrator.system.selectors import FINISHED, to_seconds
-
+def _duration_histogram(name: str, doc: str, model: type[Run] | type[TaskRun]) -> HistogramMetricFamily:
     duration = ExpressionWrapper(F("end_time") - F("start_time"), output_field=DurationField())
     rows = model.objects.filter(
         status__in=FINISHED, start_time__isnull=False, end_time__isnull=False
@@ -44,10 +47,6 @@ class OrchestratorCollector(Collector):
             logger.warning("orchestrator metrics unavailable", exc_info=True)
 
     def _collect(self) -> Iterator:
-        from orchestrator.runs.models import Run, TaskRun
-        from orchestrator.system import selectors
-        from orchestrator.webhooks.models import Delivery
-
         tasks = selectors.status_counts(TaskRun, selectors.TASK_STATES)
         runs = selectors.status_counts(Run, selectors.RUN_STATES)
         yield _by_status("orchestrator_task_runs", "Task runs by current status.", tasks)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 import shutil
 from datetime import timedelta
 from typing import Any
@@ -9,11 +11,16 @@ from typing import Any
 import psutil
 from django.conf import settings
 from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F, Q
+from django.template.loader import get_template
+from django.urls import resolve, reverse
+from drf_spectacular.generators import SchemaGenerator
 
 from orchestrator.agents.models import Agent
 from orchestrator.definitions.models import TaskDefinition
 from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskRun
 from shared.api.time import now_ms
+
+logger = logging.getLogger(__name__)
 
 TASK_STATES = ("pending", "queued", "running", "completed", "failed", "cancelled")
 RUN_STATES = ("pending", "running", "completed", "failed", "cancelled")
@@ -61,7 +68,7 @@ def queue_lengths() -> list[dict[str, Any]]:
     return [{"name": name, "length": lengths.get(name, 0)} for name in sorted(names)]
 
 
-def status_counts(model, states: tuple[str, ...]) -> dict[str, int]:
+def status_counts(model: type[Run] | type[TaskRun], states: tuple[str, ...]) -> dict[str, int]:
     rows = dict(model.objects.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
     counts = {state: rows.get(state, 0) for state in states}
     counts["total"] = sum(rows.values())
@@ -76,7 +83,7 @@ def to_seconds(value: Any) -> float:
     return round(float(value) / 1_000_000, 3)  # SQLite averages durations as microseconds
 
 
-def _average_duration(model) -> float:
+def average_duration_seconds(model: type[Run] | type[TaskRun]) -> float:
     duration = ExpressionWrapper(F("end_time") - F("start_time"), output_field=DurationField())
     finished = model.objects.filter(status__in=FINISHED, start_time__isnull=False, end_time__isnull=False)
     return to_seconds(finished.aggregate(avg=Avg(duration))["avg"])
@@ -100,15 +107,24 @@ def resources() -> dict[str, float]:
     }
 
 
-def metrics_snapshot() -> dict[str, Any]:
-    return {
-        "tasks": status_counts(TaskRun, TASK_STATES),
-        "runs": status_counts(Run, RUN_STATES),
-        "performance": {
-            "average_task_duration_seconds": _average_duration(TaskRun),
-            "average_dag_duration_seconds": _average_duration(Run),
-            "tasks_per_minute": tasks_per_minute(),
-            "window_seconds": settings.METRICS_WINDOW_SECONDS,
-        },
-        "resources": resources(),
-    }
+def ui_status() -> str:
+    """The UI this process serves is the API documentation page over the OpenAPI document. It is
+    `healthy` when both routes resolve to views, the page's template loads and the document builds;
+    anything else is `unhealthy` (logged), so a broken deploy of the docs shows on /api/status."""
+    try:
+        for name in ("docs", "openapi"):
+            resolve(reverse(name))
+        get_template("drf_spectacular/redoc.html")
+        _openapi_document_builds()
+    except Exception:  # any failure to serve the docs is the answer here, not a 500
+        logger.warning("the documentation UI cannot be served", exc_info=True)
+        return "unhealthy"
+    return "healthy"
+
+
+@functools.cache
+def _openapi_document_builds() -> bool:
+    """Built once per process: the document depends only on the code, which does not change while
+    the process runs. A failure is not cached, so it is tried again on the next status request."""
+    SchemaGenerator().get_schema(request=None, public=True)
+    return True

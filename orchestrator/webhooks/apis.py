@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import list_body
-from orchestrator.webhooks import selectors, services
+from orchestrator.webhooks import openapi, selectors, services
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
-from orchestrator.webhooks.models import EVENT_TYPES, FILTER_KEYS
-from shared.api.pagination import get_page
+from orchestrator.webhooks.models import EVENT_TYPES, FILTER_KEYS, Delivery, DeliveryAttempt, Webhook
+from shared.api.fields import StrictCharField
+from shared.api.pagination import get_page, list_body
 from shared.api.time import iso
 
 SUBSCRIBABLE = (*EVENT_TYPES, "task.cancelled", "dag.cancelled")
@@ -22,25 +23,41 @@ HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 RESERVED_HEADERS = {"host", "content-type", "content-length", "user-agent", "transfer-encoding", "connection"}
 
 
-class StrictCharField(serializers.CharField):
-    """Headers and filters map strings to strings; 3 or true are not silently stringified."""
+def webhook_out(webhook: Webhook) -> dict[str, Any]:
+    """Without the secret and headers: they are write-only."""
+    return {
+        "id": webhook.id,
+        "name": webhook.name,
+        "url": webhook.url,
+        "events": webhook.events,
+        "filters": webhook.filters,
+        "created_at": iso(webhook.created_at),
+    }
 
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
+
+def delivery_attempt_out(attempt: DeliveryAttempt) -> dict[str, Any]:
+    return {
+        "number": attempt.number,
+        "started_at": iso(attempt.started_at),
+        "status_code": attempt.status_code,
+        "latency_ms": attempt.latency_ms,
+        "error": attempt.error or None,
+        "succeeded": attempt.succeeded,
+    }
 
 
-class WebhookOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    name = serializers.CharField()
-    url = serializers.CharField()
-    events = serializers.ListField(child=serializers.CharField())
-    filters = serializers.DictField()
-    created_at = serializers.SerializerMethodField()
-
-    def get_created_at(self, obj) -> str | None:
-        return iso(obj.created_at)
+def delivery_out(delivery: Delivery) -> dict[str, Any]:
+    return {
+        "id": str(delivery.id),
+        "event": delivery.event.type,
+        "event_id": delivery.event_id,
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "created_at": iso(delivery.created_at),
+        "completed_at": iso(delivery.completed_at),
+        "next_attempt_at": iso(delivery.next_attempt_at) if delivery.status == "pending" else None,
+        "attempt_log": [delivery_attempt_out(a) for a in delivery.attempt_rows.all()],
+    }
 
 
 class WebhookListCreateApi(APIView):
@@ -81,43 +98,28 @@ class WebhookListCreateApi(APIView):
                 raise serializers.ValidationError(f"unknown filter keys {unknown}; allowed: dag_id, task_id")
             return value
 
-    @extend_schema(
-        operation_id="api_webhooks_list",
-        responses=inline_serializer(
-            "WebhookList",
-            {
-                "webhooks": WebhookOutputSerializer(many=True),
-                "total": serializers.IntegerField(),
-                "limit": serializers.IntegerField(),
-                "offset": serializers.IntegerField(),
-            },
-        ),
-    )
+    @extend_schema(operation_id="api_webhooks_list", responses=openapi.WebhookList)
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         webhooks = selectors.webhook_list()
         total = webhooks.count()
         items = webhooks[page.offset : page.offset + page.limit]
-        return Response(list_body("webhooks", WebhookOutputSerializer(items, many=True).data, total, page))
+        return Response(list_body("webhooks", [webhook_out(w) for w in items], total, page))
 
-    @extend_schema(responses={201: WebhookOutputSerializer})
+    @extend_schema(responses={201: openapi.WebhookOut})
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         webhook = services.webhook_create(**serializer.validated_data)
-        return Response(WebhookOutputSerializer(webhook).data, status=201)
+        return Response(webhook_out(webhook), status=201)
 
 
 class WebhookDetailApi(APIView):
-    @extend_schema(responses=WebhookOutputSerializer)
+    @extend_schema(responses=openapi.WebhookOut)
     def get(self, request: Request, webhook_id: str) -> Response:
-        return Response(WebhookOutputSerializer(selectors.webhook_get(webhook_id=webhook_id)).data)
+        return Response(webhook_out(selectors.webhook_get(webhook_id=webhook_id)))
 
-    @extend_schema(
-        responses=inline_serializer(
-            "WebhookDeleted", {"success": serializers.BooleanField(), "message": serializers.CharField()}
-        )
-    )
+    @extend_schema(responses=openapi.WebhookDeleted)
     def delete(self, request: Request, webhook_id: str) -> Response:
         services.webhook_delete(webhook_id=webhook_id)
         return Response({"success": True, "message": f"Webhook {webhook_id} deleted."})
@@ -126,43 +128,11 @@ class WebhookDetailApi(APIView):
 class DeliveryListApi(APIView):
     """Each delivery with every attempt (status code, latency, error): what an operator debugs with."""
 
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.CharField()
-        event = serializers.CharField(source="event.type")
-        event_id = serializers.IntegerField()
-        status = serializers.CharField()
-        attempts = serializers.IntegerField()
-        created_at = serializers.SerializerMethodField()
-        completed_at = serializers.SerializerMethodField()
-        next_attempt_at = serializers.SerializerMethodField()
-        attempt_log = serializers.SerializerMethodField()
-
-        def get_created_at(self, obj) -> str | None:
-            return iso(obj.created_at)
-
-        def get_completed_at(self, obj) -> str | None:
-            return iso(obj.completed_at)
-
-        def get_next_attempt_at(self, obj) -> str | None:
-            return iso(obj.next_attempt_at) if obj.status == "pending" else None
-
-        def get_attempt_log(self, obj) -> list[dict]:
-            return [
-                {
-                    "number": a.number,
-                    "started_at": iso(a.started_at),
-                    "status_code": a.status_code,
-                    "latency_ms": a.latency_ms,
-                    "error": a.error or None,
-                    "succeeded": a.succeeded,
-                }
-                for a in obj.attempt_rows.all()
-            ]
-
+    @extend_schema(responses=openapi.DeliveryList)
     def get(self, request: Request, webhook_id: str) -> Response:
         webhook = selectors.webhook_get(webhook_id=webhook_id)
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         deliveries = selectors.delivery_list(webhook=webhook)
         total = deliveries.count()
         items = deliveries[page.offset : page.offset + page.limit]
-        return Response(list_body("deliveries", self.OutputSerializer(items, many=True).data, total, page))
+        return Response(list_body("deliveries", [delivery_out(d) for d in items], total, page))

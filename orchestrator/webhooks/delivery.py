@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from orchestrator.webhooks import crypto
+from orchestrator.webhooks import crypto, tasks
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import Delivery, DeliveryAttempt
 from orchestrator.webhooks.payloads import signature
@@ -114,7 +114,7 @@ def _record(delivery: Delivery, *, started, status_code: int | None, error: str,
     else:
         delay = retry_delay(delivery.attempts)
         new_status, next_at = Delivery.PENDING, now + timedelta(seconds=delay)
-        transaction.on_commit(lambda: _queue_retry(str(delivery.id), delay))
+        transaction.on_commit(lambda: tasks.queue_deliveries([str(delivery.id)], countdown=delay))
     Delivery.objects.filter(pk=delivery.pk).update(
         status=new_status,
         next_attempt_at=next_at,
@@ -129,9 +129,3 @@ def _record(delivery: Delivery, *, started, status_code: int | None, error: str,
         status_code or error,
     )
     return new_status
-
-
-def _queue_retry(delivery_id: str, delay: float) -> None:
-    from orchestrator.webhooks.services import _send_delivery_tasks
-
-    _send_delivery_tasks([delivery_id], countdown=delay)

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from orchestrator.events.models import Event
-from orchestrator.webhooks import crypto
+from orchestrator.webhooks import crypto, tasks
 from orchestrator.webhooks.models import Delivery, Webhook
 from orchestrator.webhooks.payloads import payload_body
 from shared.api import errors
@@ -79,33 +79,14 @@ def events_dispatch(*, batch_size: int | None = None) -> int:
         Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
         Event.objects.filter(pk__in=[e.pk for e in claimed]).update(dispatched_at=now)
         ids = [str(d.id) for d in deliveries]
-        transaction.on_commit(lambda: _send_delivery_tasks(ids))
+        transaction.on_commit(lambda: tasks.queue_deliveries(ids))
     return len(claimed)
-
-
-def _send_delivery_tasks(ids: list[str], countdown: float = 0) -> None:
-    from orchestrator.webhooks.tasks import deliver
-
-    for delivery_id in ids:
-        try:
-            deliver.apply_async(args=[delivery_id], countdown=countdown or None)
-        except Exception:  # broker down: the sweep re-sends due deliveries later
-            logger.warning("could not queue webhook delivery %s; the sweep will retry", delivery_id)
 
 
 def kick_dispatch() -> None:
     """Call inside the transaction that emitted events: dispatches right after commit instead of
     waiting for the periodic dispatcher. Never raises (the periodic job is the safety net)."""
-
-    def send() -> None:
-        from orchestrator.webhooks.tasks import dispatch_events
-
-        try:
-            dispatch_events.delay()
-        except Exception:
-            logger.warning("could not queue webhook dispatch; the periodic dispatcher will pick it up")
-
-    transaction.on_commit(send)
+    transaction.on_commit(tasks.queue_dispatch)
 
 
 def deliveries_sweep() -> int:
@@ -121,5 +102,5 @@ def deliveries_sweep() -> int:
             "id", flat=True
         )[:500]
     ]
-    _send_delivery_tasks(ids)
+    tasks.queue_deliveries(ids)
     return len(ids)

@@ -39,6 +39,11 @@ def get_page(params: QueryDict, *, default_limit: int = 25, max_limit: int = 100
     return Page(limit=limit, offset=offset)
 
 
+def list_body(key: str, items: list, total: int, page: Page) -> dict:
+    """A list under its own key with the paging it was cut with: `{<key>: [...], total, limit, offset}`."""
+    return {key: items, "total": total, "limit": page.limit, "offset": page.offset}
+
+
 def page_links(request, page: Page, total: int) -> tuple[str | None, str | None]:
     """Absolute `next`/`prev` URLs for a page, or None at the ends."""
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 from rest_framework.exceptions import ParseError
@@ -12,14 +14,21 @@ from rest_framework.parsers import JSONParser
 # exhaust the interpreter's recursion in validators and serializers further down.
 MAX_DEPTH = 64
 
+# json.loads joins an escaped surrogate pair into one character, so any surrogate code point left in
+# a string stood alone: it is not Unicode text, cannot be encoded as UTF-8 and PostgreSQL refuses it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 class StrictJSONParser(JSONParser):
+    """The parser of every JSON body in both services. Besides malformed JSON it refuses values the
+    database or the audit hash cannot hold: NUL characters, lone surrogates, numbers beyond a float."""
+
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         raw = stream.read() if stream is not None else b""
         if not raw.strip():
             return {}
         try:
-            value = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+            value = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
         except RecursionError:
@@ -32,6 +41,13 @@ def _refuse_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # e.g. 1e400: JSON has no infinity and the database cannot store one
+        raise ValueError(f"number {text[:40]} is too large")
+    return value
+
+
 def _check(value: Any, depth: int) -> None:
     if depth > MAX_DEPTH:
         raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels")
@@ -39,6 +55,8 @@ def _check(value: Any, depth: int) -> None:
         if "\x00" in value:
             # PostgreSQL text cannot hold NUL: refuse it here rather than fail at the database.
             raise ParseError("strings must not contain the NUL character (\\u0000)")
+        if _SURROGATE.search(value):
+            raise ParseError("strings must not contain a lone surrogate (\\ud800-\\udfff): not valid Unicode")
     elif isinstance(value, dict):
         for key, item in value.items():
             _check(key, depth + 1)

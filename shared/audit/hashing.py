@@ -5,9 +5,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+from decimal import Decimal
 from typing import Any
 
 from shared.api.time import iso
+
+
+def _stored_number(text: str) -> float | int:
+    """A float as jsonb returns it: `text` is Python's shortest repr of the float."""
+    if "e+" in text or "E+" in text:  # a positive exponent prints as a plain integer
+        return int(Decimal(text))
+    value = float(text)
+    return 0.0 if value == 0 else value  # numeric has no negative zero
+
+
+def canonical_value(value: Any) -> Any:
+    """`value` as plain JSON data in the form it takes after a jsonb round trip. Non-JSON leaves
+    (UUIDs, datetimes, decimals) become their text; NaN and infinities are refused (ValueError).
+
+    What is hashed must be exactly what the database hands back, or a stored event no longer
+    verifies. PostgreSQL's jsonb keeps numbers as `numeric`, which drops the sign of zero and prints
+    every number without an exponent (`1e+308` comes back as a 309-digit integer). Applying that
+    normalisation up front means a value is hashed, stored and read back in one form whichever
+    database holds it."""
+    return json.loads(json.dumps(value, default=str, allow_nan=False), parse_float=_stored_number)
 
 
 def canonical_json(value: Any) -> str:

@@ -22,6 +22,9 @@ class AuditEventBase(models.Model):
     hash = models.CharField(max_length=71)
     previous_hash = models.CharField(max_length=71)
     erased = models.BooleanField(default=False)
+    # Marks the events of an actor who has been disabled. It lies outside the hashed entry, so setting
+    # or clearing it never breaks the chain; the append-only trigger lets only this column change.
+    deleted = models.BooleanField(default=False)
 
     class Meta:
         abstract = True

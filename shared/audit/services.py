@@ -20,10 +20,11 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from shared.api.time import iso, now_ms
-from shared.audit.hashing import compute_hash, entry_of
+from shared.audit.hashing import canonical_value, compute_hash, entry_of
 from shared.audit.models import ERASED_HASH, GENESIS_HASH, AuditEventBase
 
 ERASURE_SETTING = "audit.allow_erasure"
+DELETION_MARK_SETTING = "audit.allow_deletion_mark"
 
 
 def _lock_chain(model: type[AuditEventBase], chain: str) -> None:
@@ -58,8 +59,8 @@ def audit_append(
             previous_hash=last.hash if last else GENESIS_HASH,
             **extra,
         )
-        # JSON round trip so the hash is computed over exactly what the database will return.
-        event.changes = json.loads(json.dumps(event.changes, default=str))
+        # Hashed in the form the database will hand back, so the stored event verifies.
+        event.changes = canonical_value(event.changes)
         event.hash = compute_hash(event.previous_hash, entry_of(event))
         event.save(force_insert=True)
         return event
@@ -144,6 +145,26 @@ def audit_erase(
         return model.objects.filter(id__in=list(event_ids)).update(**values)
 
 
+def _set_local(setting: str, value: str) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config(%s, %s, true)", [setting, value])
+
+
+def audit_mark_deleted(*, model: type[AuditEventBase], chain: str, actor: str, deleted: bool) -> int:
+    """Sets (or clears) the `deleted` mark on every event `actor` recorded in `chain`; returns how
+    many rows changed. The mark is not part of the hashed entry, so the chain verifies either way."""
+    with transaction.atomic():
+        # Appends in flight hold the chain lock until they commit: waiting for it means none of the
+        # actor's events committed just before this update is missed.
+        _lock_chain(model, chain)
+        _set_local(DELETION_MARK_SETTING, "on")
+        events = model._default_manager.filter(chain=chain, actor=actor)
+        changed = events.exclude(deleted=deleted).update(deleted=deleted)
+        _set_local(DELETION_MARK_SETTING, "off")  # the allowance covers this one statement only
+        return changed
+
+
 def event_to_dict(event: AuditEventBase) -> dict[str, Any]:
     return {
         "id": str(event.id),
@@ -155,6 +176,7 @@ def event_to_dict(event: AuditEventBase) -> dict[str, Any]:
         "hash": event.hash,
         "previousHash": event.previous_hash,
         **({"erased": True} if event.erased else {}),
+        **({"deleted": True} if event.deleted else {}),
     }
 
 
@@ -190,12 +212,17 @@ def export_json(events: QuerySet | Iterable[AuditEventBase]) -> Iterator[str]:
 
 
 def trigger_sql(table: str) -> tuple[str, str]:
-    """PostgreSQL DDL refusing UPDATE/DELETE on `table` unless the erasure path set its flag."""
+    """PostgreSQL DDL refusing UPDATE/DELETE on `table`, except an UPDATE by the erasure path or one
+    that changes nothing but the `deleted` mark while the marking path has its setting on."""
     function = f"{table}_append_only"
     forward = f"""
 CREATE OR REPLACE FUNCTION {function}() RETURNS trigger AS $$
 BEGIN
   IF TG_OP = 'UPDATE' AND current_setting('{ERASURE_SETTING}', true) = 'on' THEN
+    RETURN NEW;
+  END IF;
+  IF TG_OP = 'UPDATE' AND current_setting('{DELETION_MARK_SETTING}', true) = 'on'
+     AND (to_jsonb(NEW) - 'deleted') = (to_jsonb(OLD) - 'deleted') THEN
     RETURN NEW;
   END IF;
   RAISE EXCEPTION 'audit events are append-only (% refused on {table})', TG_OP
@@ -210,18 +237,22 @@ CREATE TRIGGER {function}_trg BEFORE UPDATE OR DELETE ON {table}
     return forward, backward
 
 
-def install_trigger_operation(table: str) -> Any:
-    """A migration operation that installs the trigger on PostgreSQL and does nothing elsewhere."""
+def install_trigger_operation(table: str, *, drop_on_reverse: bool = True) -> Any:
+    """A migration operation that installs the trigger on PostgreSQL and does nothing elsewhere.
+    A migration that only replaces the function passes `drop_on_reverse=False`: undoing it must not
+    leave the table without a trigger."""
     from django.db import migrations
 
     forward_sql, backward_sql = trigger_sql(table)
+    if not drop_on_reverse:
+        backward_sql = ""
 
     def forward(apps: Any, schema_editor: Any) -> None:
         if schema_editor.connection.vendor == "postgresql":
             schema_editor.execute(forward_sql, params=None)
 
     def backward(apps: Any, schema_editor: Any) -> None:
-        if schema_editor.connection.vendor == "postgresql":
+        if schema_editor.connection.vendor == "postgresql" and backward_sql:
             schema_editor.execute(backward_sql, params=None)
 
     return migrations.RunPython(forward, backward)

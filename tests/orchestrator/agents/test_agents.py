@@ -134,3 +134,43 @@ def test_sweeper_starts_stalled_runs_and_completes_finished_ones(api, settings):
     agents_sweep()
     assert Run.objects.get(pk=run_id).status == "completed"
     assert Event.objects.filter(run_id=run_id, type="dag.completed").count() == 1
+
+
+def test_agents_list_pages_with_limit_and_offset(api):
+    Agent.objects.all().delete()  # agents of other test files' live workers; rolled back after
+    for name in ("p1@host", "p2@host", "p3@host"):
+        agent_heartbeat(agent_id=name, queues=["default"], tags=[])
+    body = api.get("/api/agents", {"limit": 2, "offset": 1}).json()
+    assert body["total"] == 3 and body["limit"] == 2 and body["offset"] == 1
+    assert [a["agent_id"] for a in body["agents"]] == ["p2@host", "p3@host"]
+    first = api.get("/api/agents").json()
+    assert (first["total"], first["limit"], first["offset"], len(first["agents"])) == (3, 50, 0, 3)
+    assert api.get("/api/agents", {"offset": 3}).json()["agents"] == []
+    assert api.get("/api/agents", {"limit": 500}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "params", [{"limit": 0}, {"limit": 501}, {"limit": "x"}, {"offset": -1}, {"offset": "y"}]
+)
+def test_agents_list_refuses_bad_paging(api, params):
+    assert_error(api.get("/api/agents", params), 400, "validation_error", next(iter(params)))
+
+
+def test_queues_list_pages_with_limit_and_offset(api):
+    for queue in ("qa", "qb", "qc"):
+        put_task(api, f"task-{queue}", queue=queue)
+    everything = api.get("/api/queues").json()
+    names = [q["name"] for q in everything["queues"]]
+    assert everything["total"] == len(names) >= 3 and everything["limit"] == 50 and everything["offset"] == 0
+    assert names == sorted(names)
+    body = api.get("/api/queues", {"limit": 1, "offset": names.index("qb")}).json()
+    assert [q["name"] for q in body["queues"]] == ["qb"]
+    assert (body["total"], body["limit"], body["offset"]) == (len(names), 1, names.index("qb"))
+    assert api.get("/api/queues", {"offset": len(names)}).json()["queues"] == []
+
+
+@pytest.mark.parametrize(
+    "params", [{"limit": 0}, {"limit": 501}, {"limit": "x"}, {"offset": -1}, {"offset": "y"}]
+)
+def test_queues_list_refuses_bad_paging(api, params):
+    assert_error(api.get("/api/queues", params), 400, "validation_error", next(iter(params)))

@@ -103,3 +103,11 @@ def test_status_and_metrics_roles(api, settings, path):
     assert api.get(path).status_code == 401
     assert api.get(path, **api_key_headers("viewer")).status_code == 200
     assert api.post(path, {}, format="json", **api_key_headers("admin", name="adm")).status_code == 405
+
+
+def test_status_ui_is_measured_from_the_docs_routes(api, settings):
+    assert api.get("/api/status").json()["components"]["ui"] == {"status": "healthy"}
+    assert api.get("/docs").status_code == 200  # what "healthy" stands for
+    settings.ROOT_URLCONF = "tests.orchestrator.system.urls_without_docs"
+    assert api.get("/docs").status_code == 404
+    assert api.get("/api/status").json()["components"]["ui"] == {"status": "unhealthy"}

@@ -1,5 +1,5 @@
-"""OpenAPI shapes of the scheduling, runs, logs and queue endpoints (documentation only: bodies are
-validated by the services, which list every problem in the one error body shape)."""
+"""OpenAPI shapes of the scheduling, runs, logs and queue endpoints (documentation only: bodies are read by each
+view's InputSerializer, which lists every problem in one 400)."""
 
 from rest_framework import serializers
 
@@ -159,6 +159,9 @@ class QueueOut(serializers.Serializer):
 
 class QueueList(serializers.Serializer):
     queues = QueueOut(many=True)
+    total = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
 
 
 class PurgeOut(serializers.Serializer):

@@ -1,5 +1,5 @@
-"""OpenAPI shapes of the definitions endpoints (documentation only: bodies are validated by the
-services, which list every problem in the one error body shape)."""
+"""OpenAPI shapes of the definitions endpoints (documentation only: bodies are read by each
+view's InputSerializer, which lists every problem in one 400)."""
 
 from rest_framework import serializers
 
