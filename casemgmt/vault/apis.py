@@ -20,9 +20,11 @@ from rest_framework.views import APIView
 
 from casemgmt.cases.selectors import access_case
 from casemgmt.vault import openapi, selectors, services
+from casemgmt.vault.models import Erasure
 from casemgmt.vault.storage import presigned_url, vault_storage
 from casemgmt.vault.tokens import SignedToken, token_check
 from casemgmt.vault.uploads import HashingUploadHandler, require_upload
+from shared.api.fields import StrictCharField
 from shared.api.time import iso
 
 if TYPE_CHECKING:
@@ -200,3 +202,84 @@ class VaultSignedDownloadApi(APIView):
         document = selectors.document_for_token(claims=claims)
         services.document_record_download(actor=claims.issued_by, document=document, via="signed_url")
         return content_response(document, redirect=HttpResponseRedirect)
+
+
+# --- erasure ---------------------------------------------------------------------------------
+
+
+def erasure_accepted_out(erasure: Erasure) -> dict[str, Any]:
+    return {"id": str(erasure.id), "status": erasure.status}
+
+
+def erasure_out(erasure: Erasure) -> dict[str, Any]:
+    return {
+        "id": str(erasure.id),
+        "userId": str(erasure.subject_id),
+        "scope": erasure.scope,
+        "status": erasure.status,
+        "reason": erasure.reason,
+        "requestedAt": iso(erasure.requested_at),
+        "completedAt": iso(erasure.completed_at),
+        "report": erasure.report if erasure.status == Erasure.COMPLETED else None,
+    }
+
+
+class ErasureCreateApi(APIView):
+    """Erases a principal's personal data, documents and audit payloads; runs as a background job."""
+
+    required = {"POST": "admin:erasure"}
+
+    class InputSerializer(serializers.Serializer):
+        userId = serializers.UUIDField()
+        reason = StrictCharField(max_length=2000)
+
+    @extend_schema(responses={202: openapi.ErasureAcceptedOut})
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        erasure = services.erasure_request(
+            user=request.user,
+            subject_id=body.validated_data["userId"],
+            reason=body.validated_data["reason"],
+            scope=Erasure.FULL,
+        )
+        return Response(erasure_accepted_out(erasure), status=202)
+
+
+class ErasureDetailApi(APIView):
+    OutputSerializer = openapi.ErasureOut
+    required = {"GET": "admin:erasure"}
+
+    def get(self, request: Request, erasure_id: Any) -> Response:
+        return Response(erasure_out(selectors.access_erasure(user=request.user, erasure_id=erasure_id)))
+
+
+class VaultErasureCreateApi(APIView):
+    """Erases a principal's documents only."""
+
+    required = {"POST": "vault:delete"}
+
+    class InputSerializer(serializers.Serializer):
+        userId = serializers.UUIDField()
+        reason = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
+
+    @extend_schema(responses={202: openapi.ErasureAcceptedOut})
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        erasure = services.erasure_request(
+            user=request.user,
+            subject_id=body.validated_data["userId"],
+            reason=body.validated_data["reason"],
+            scope=Erasure.DOCUMENTS,
+        )
+        return Response(erasure_accepted_out(erasure), status=202)
+
+
+class VaultErasureDetailApi(APIView):
+    OutputSerializer = openapi.ErasureOut
+    required = {"GET": "vault:delete"}
+
+    def get(self, request: Request, erasure_id: Any) -> Response:
+        erasure = selectors.access_erasure(user=request.user, erasure_id=erasure_id, scope=Erasure.DOCUMENTS)
+        return Response(erasure_out(erasure))

@@ -70,3 +70,45 @@ class Document(models.Model):
         if self.case_id:
             return f"cases/{self.case_id}/documents/{self.id}"
         return f"documents/{self.id}"
+
+
+class Erasure(models.Model):
+    """One erasure job. Its steps run in order; each commits together with its entry in `steps_done`
+    and its counts, so a job cut short is resumed at the first step not done, and redoing a step
+    whose commit was lost is harmless."""
+
+    PENDING, RUNNING, COMPLETED, FAILED = "pending", "running", "completed", "failed"
+    STATUSES = [(s, s) for s in (PENDING, RUNNING, COMPLETED, FAILED)]
+    FULL, DOCUMENTS = "full", "documents"
+    SCOPES = [(FULL, "Personal data, documents and audit payloads"), (DOCUMENTS, "Documents only")]
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    subject = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    scope = models.CharField(max_length=10, choices=SCOPES)
+    reason = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=STATUSES, default=PENDING)
+    # Bumped by every claim; a step runs only for the attempt that currently holds the job.
+    attempt = models.PositiveIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Audit events up to this sequence existed when the erasure was requested.
+    request_sequence = models.BigIntegerField(default=0)
+    steps_done = models.JSONField(default=list)
+    counts = models.JSONField(default=dict)
+    cases_touched = models.JSONField(default=list)
+    # Blobs of deleted documents, released by their own step (storage is outside the transaction).
+    blobs = models.JSONField(default=list)
+    report = models.JSONField(null=True, blank=True)
+    error = models.CharField(max_length=200, blank=True)
+    requested_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-requested_at",)
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="erasure_status_idx")]
+
+    def __str__(self) -> str:
+        return f"erasure {self.id} ({self.status})"

@@ -25,3 +25,33 @@ class DocumentUploadOut(DocumentOut):
 class SignedUrlOut(serializers.Serializer):
     url = serializers.URLField()
     expiresAt = serializers.DateTimeField()
+
+
+class ErasureAcceptedOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.CharField(help_text="pending")
+
+
+class ErasureReportOut(serializers.Serializer):
+    erasureId = serializers.UUIDField()
+    userId = serializers.UUIDField()
+    scope = serializers.CharField(help_text="full or documents")
+    reason = serializers.CharField()
+    requestedAt = serializers.DateTimeField()
+    completedAt = serializers.DateTimeField()
+    casesTouched = serializers.ListField(child=serializers.UUIDField())
+    counts = serializers.DictField(child=serializers.IntegerField())
+    verificationHash = serializers.CharField(
+        help_text="sha256:<hex> of the canonical JSON of this report without verificationHash"
+    )
+
+
+class ErasureOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    userId = serializers.UUIDField()
+    scope = serializers.CharField(help_text="full or documents")
+    status = serializers.CharField(help_text="pending, running, completed or failed")
+    reason = serializers.CharField()
+    requestedAt = serializers.DateTimeField()
+    completedAt = serializers.DateTimeField(allow_null=True)
+    report = ErasureReportOut(allow_null=True)

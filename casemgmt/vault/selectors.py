@@ -7,7 +7,7 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 
-from casemgmt.vault.models import Document
+from casemgmt.vault.models import Document, Erasure
 from casemgmt.vault.tokens import TokenClaims
 from shared.api.errors import NotFound, PermissionDenied
 
@@ -48,3 +48,13 @@ def document_for_token(*, claims: TokenClaims) -> Document:
     if str(document.tenant_id) != claims.tenant_id:
         raise PermissionDenied("The download link is not valid for this document.")
     return document
+
+
+def access_erasure(*, user: User, erasure_id: Any, scope: str | None = None) -> Erasure:
+    erasures = Erasure.objects.filter(tenant_id=tenant_of(user), id=erasure_id)
+    if scope is not None:
+        erasures = erasures.filter(scope=scope)
+    erasure = erasures.first()
+    if erasure is None:
+        raise NotFound("Erasure not found.")
+    return erasure

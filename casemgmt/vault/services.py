@@ -1,79 +1,33 @@
-"""Writes of the vault: upload, delete, download and signed-URL records, and the blob lifecycle.
-
-Blob safety under concurrent upload and delete of the same bytes: both sides first lock the blob's
-row (inserting it if missing), and storage is only written or removed while that lock is held. An
-upload creates its document before releasing the lock; a release removes the bytes only if, under
-the lock, no document refers to them. So an upload never reuses bytes a release is about to remove,
-and a release never removes bytes a committed document needs.
-"""
+"""Writes of the vault: upload, delete, download and signed-URL records (each audited), and the
+erasure requests whose jobs run in `casemgmt.vault.erasure`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from uuid import UUID
 
-from django.core.files import File
 from django.db import transaction
 
+from casemgmt.accounts.models import User
 from casemgmt.audit.services import record
-from casemgmt.vault.models import Blob, Document, blob_key
+from casemgmt.vault.blobs import blob_release, blob_store
+from casemgmt.vault.models import Document, Erasure
 from casemgmt.vault.selectors import tenant_of
-from casemgmt.vault.storage import vault_storage
+from casemgmt.vault.tasks import enqueue_erasure
 from casemgmt.vault.tokens import SignedToken, token_issue
 from casemgmt.vault.uploads import HashedUpload, sanitize_filename
+from shared.api.errors import InvalidState, NotFound
 from shared.api.time import iso, now_ms
 
 if TYPE_CHECKING:
-    from casemgmt.accounts.models import User
     from casemgmt.cases.models import Case
-
-
-def _blob_lock(*, sha256: str, size: int = 0) -> Blob:
-    """The blob row, created if missing, locked until the transaction ends.
-
-    Loops because the row can vanish between the insert and the lock: a release holding the lock
-    deletes it and commits, and our `SELECT ... FOR UPDATE` then finds nothing; we insert it again.
-    """
-    while True:
-        Blob.objects.bulk_create([Blob(sha256=sha256, size=size)], ignore_conflicts=True)
-        blob = Blob.objects.select_for_update().filter(sha256=sha256).first()
-        if blob is not None:
-            return blob
-
-
-def _blob_store(*, upload: HashedUpload) -> Blob:
-    """Must run inside the caller's transaction: the lock is held until its document is saved."""
-    blob = _blob_lock(sha256=upload.sha256, size=upload.length)
-    storage, key = vault_storage(), blob_key(upload.sha256)
-    if storage.exists(key) and storage.size(key) == upload.length:
-        return blob  # the same bytes are already stored: keep one copy
-    if storage.exists(key):  # a copy cut short by a crash: replace it
-        storage.delete(key)
-    upload.temp.seek(0)
-    stored = storage.save(key, File(upload.temp))
-    if stored != key:  # never store content under a name other than its hash
-        storage.delete(stored)
-        raise RuntimeError(f"storage renamed blob {key} to {stored}")
-    if blob.size != upload.length:
-        Blob.objects.filter(sha256=blob.sha256).update(size=upload.length)
-    return blob
-
-
-@transaction.atomic
-def blob_release(*, sha256: str) -> bool:
-    """Removes the bytes and the blob row when no document refers to them; True when removed."""
-    blob = _blob_lock(sha256=sha256)
-    if Document.objects.filter(blob=blob).exists():
-        return False
-    vault_storage().delete(blob_key(sha256))
-    blob.delete()
-    return True
 
 
 @transaction.atomic
 def document_upload(
     *, user: User, upload: HashedUpload, case: Case | None = None, description: str = ""
 ) -> Document:
-    blob = _blob_store(upload=upload)
+    blob = blob_store(upload=upload)
     document = Document.objects.create(
         tenant_id=tenant_of(user),
         case=case,
@@ -139,3 +93,40 @@ def document_record_download(*, actor: str, document: Document, via: str) -> Non
         resource=document.audit_resource,
         changes={"via": via},
     )
+
+
+@transaction.atomic
+def erasure_request(*, user: User, subject_id: UUID, reason: str, scope: str) -> Erasure:
+    """Records the request and queues the job; an unfinished job of the same scope for the same
+    principal is answered instead of starting a second one."""
+    tenant_id = tenant_of(user)
+    # Erasure never leaves the caller's tenant: another tenant's principal is not found.
+    subject = User.objects.filter(tenant_id=tenant_id, id=subject_id).first()
+    if subject is None:
+        raise NotFound("User not found.")
+    if scope == Erasure.FULL and subject.pk == user.pk:
+        raise InvalidState("You cannot erase your own account.")
+    unfinished = Erasure.objects.select_for_update().filter(
+        tenant_id=tenant_id, subject=subject, scope=scope, status__in=[Erasure.PENDING, Erasure.RUNNING]
+    )
+    if unfinished.exists():
+        return unfinished.first()  # type: ignore[return-value]
+    erasure = Erasure.objects.create(
+        tenant_id=tenant_id,
+        subject=subject,
+        requested_by=user,
+        scope=scope,
+        reason=reason,
+        requested_at=now_ms(),
+    )
+    event = record(
+        tenant_id=tenant_id,
+        actor=str(user.id),
+        action="erasure:requested",
+        resource=f"erasures/{erasure.id}",
+        changes={"userId": str(subject.id), "scope": scope, "reason": reason},
+    )
+    Erasure.objects.filter(id=erasure.id).update(request_sequence=event.sequence)
+    erasure.request_sequence = event.sequence
+    transaction.on_commit(lambda: enqueue_erasure(erasure.id))
+    return erasure

@@ -15,5 +15,11 @@ urlpatterns = [
     path(
         "vault/signed/<uuid:document_id>", apis.VaultSignedDownloadApi.as_view(), name="vault-signed-download"
     ),
+    path("vault/erasure", apis.VaultErasureCreateApi.as_view(), name="vault-erasure"),
+    path(
+        "vault/erasure/<uuid:erasure_id>", apis.VaultErasureDetailApi.as_view(), name="vault-erasure-detail"
+    ),
+    path("admin/erasure", apis.ErasureCreateApi.as_view(), name="erasure"),
+    path("admin/erasure/<uuid:erasure_id>", apis.ErasureDetailApi.as_view(), name="erasure-detail"),
     path("vault/<uuid:document_id>", apis.VaultDocumentDeleteApi.as_view(), name="vault-document"),
 ]

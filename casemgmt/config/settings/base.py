@@ -186,6 +186,17 @@ elif VAULT_STORAGE == "s3":
     }
 else:
     raise ImproperlyConfigured("CASE_VAULT_STORAGE must be filesystem or s3")
+# Erasure jobs: a job whose heartbeat is older than the lease is presumed abandoned (its worker died)
+# and claimed again by the scan; after ERASURE_MAX_ATTEMPTS claims it is marked failed.
+ERASURE_QUEUE = env.str("CASE_ERASURE_QUEUE", default=CELERY_DEFAULT_QUEUE)
+ERASURE_LEASE_SECONDS = env.int("CASE_ERASURE_LEASE_SECONDS", default=300)
+ERASURE_MAX_ATTEMPTS = env.int("CASE_ERASURE_MAX_ATTEMPTS", default=5)
+ERASURE_RESUME_SCAN_SECONDS = env.float("CASE_ERASURE_RESUME_SCAN_SECONDS", default=60.0)
+CELERY_BEAT_SCHEDULE["vault-resume-erasures"] = {
+    "task": "casemgmt.vault.resume_erasures",
+    "schedule": ERASURE_RESUME_SCAN_SECONDS,
+    "options": {"queue": ERASURE_QUEUE},
+}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
