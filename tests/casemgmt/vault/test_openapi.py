@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from casemgmt.vault.erasure import erasure_run
+
 
 def test_documented_fields_match_real_responses(api, upload, owner, case):
     components = api(None).get("/openapi.json").json()["components"]["schemas"]
@@ -19,3 +21,16 @@ def test_documented_fields_match_real_responses(api, upload, owner, case):
     upload_body = paths["/cases/{case_id}/documents"]["post"]["requestBody"]["content"]
     assert "multipart/form-data" in upload_body
     assert {"/vault/upload", "/vault/signed/{document_id}", "/vault/{document_id}"} <= set(paths)
+
+
+def test_documented_erasure_fields_match_real_responses(api, admin_user, tenant, make_user):
+    components = api(None).get("/openapi.json").json()["components"]["schemas"]
+    subject = make_user(tenant, permissions=["cases:read"])
+    accepted = api(admin_user).post(
+        "/admin/erasure", {"userId": str(subject.id), "reason": "r"}, format="json"
+    )
+    assert set(accepted.json()) == set(components["ErasureAcceptedOut"]["properties"])
+    erasure_run(erasure_id=accepted.json()["id"])
+    status = api(admin_user).get(f"/admin/erasure/{accepted.json()['id']}").json()
+    assert set(status) == set(components["ErasureOut"]["properties"])
+    assert set(status["report"]) == set(components["ErasureReportOut"]["properties"])
