@@ -133,7 +133,7 @@ def step_disable(erasure: Erasure) -> None:
     drafts = CaseStep.objects.filter(tenant_id=erasure.tenant_id, assigned_to=subject, draft__isnull=False)
     _touch(erasure, list(drafts.values_list("case_id", flat=True)))
     _count(erasure, "draftsRemoved", drafts.update(draft=None, draft_saved_at=None))
-    if subject.is_active and erasure.requested_by is not None:
+    if subject.is_active:
         principal_disable(user=subject, actor=erasure.requested_by)
         _count(erasure, "principalsDisabled", 1)
 
