@@ -23,7 +23,7 @@ from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
 
-def user_summary(user: User) -> dict[str, Any]:
+def user_summary_out(user: User) -> dict[str, Any]:
     return {
         "id": str(user.id),
         "email": user.email,
@@ -32,16 +32,16 @@ def user_summary(user: User) -> dict[str, Any]:
     }
 
 
-def principal_json(user: User) -> dict[str, Any]:
+def principal_out(user: User) -> dict[str, Any]:
     return {
-        **user_summary(user),
+        **user_summary_out(user),
         "isActive": user.is_active,
         "createdAt": iso(user.created_at),
         "kind": user.kind,
     }
 
 
-def role_json(role: Role) -> dict[str, Any]:
+def role_out(role: Role) -> dict[str, Any]:
     return {
         "id": str(role.id),
         "name": role.name,
@@ -67,7 +67,7 @@ class LoginApi(APIView):
         data.is_valid(raise_exception=True)
         issued, user = services.auth_login(**data.validated_data, ip=lockout.client_ip(request))
         return Response(
-            {"token": issued.token, "expiresAt": iso(issued.expires_at), "user": user_summary(user)}
+            {"token": issued.token, "expiresAt": iso(issued.expires_at), "user": user_summary_out(user)}
         )
 
 
@@ -182,7 +182,7 @@ class PrincipalListCreateApi(APIView):
             role=request.query_params.get("roleFilter", "").strip(),
         )
         next_url, _ = page_links(request, page, total)
-        return Response({"data": [principal_json(u) for u in users], "total": total, "next": next_url})
+        return Response({"data": [principal_out(u) for u in users], "total": total, "next": next_url})
 
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -197,7 +197,7 @@ class PrincipalListCreateApi(APIView):
             kind=values["kind"],
             password=values.get("password"),
         )
-        body = principal_json(created.user)
+        body = principal_out(created.user)
         if created.api_key:
             body["apiKey"] = created.api_key  # shown once; only its hash is stored
         return Response(body, status=201)
@@ -220,7 +220,7 @@ class PrincipalUpdateApi(APIView):
             display_name=data.validated_data.get("displayName"),
             role_names=data.validated_data.get("roles"),
         )
-        return Response(principal_json(updated))
+        return Response(principal_out(updated))
 
 
 class PrincipalDisableApi(APIView):
@@ -255,7 +255,7 @@ class RoleListCreateApi(APIView):
         permissions = string_list()
 
     def get(self, request: Request) -> Response:
-        return Response([role_json(r) for r in selectors.role_list(tenant_id=request.user.tenant_id)])
+        return Response([role_out(r) for r in selectors.role_list(tenant_id=request.user.tenant_id)])
 
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -267,7 +267,7 @@ class RoleListCreateApi(APIView):
             display_name=data.validated_data["displayName"],
             permissions=data.validated_data["permissions"],
         )
-        return Response(role_json(role), status=201)
+        return Response(role_out(role), status=201)
 
 
 class RolePermissionsApi(APIView):
@@ -283,4 +283,4 @@ class RolePermissionsApi(APIView):
         role = services.role_set_permissions(
             role=role, actor=request.user, permissions=data.validated_data["permissions"]
         )
-        return Response(role_json(role))
+        return Response(role_out(role))

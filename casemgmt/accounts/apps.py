@@ -1,9 +1,8 @@
 from django.apps import AppConfig
 
+from casemgmt.accounts import openapi  # noqa: F401 - importing it registers the OpenAPI auth extension
+
 
 class AccountsConfig(AppConfig):
     name = "casemgmt.accounts"
     label = "accounts"
-
-    def ready(self) -> None:
-        from casemgmt.accounts import openapi  # noqa: F401 - registers the OpenAPI auth extension

@@ -22,7 +22,9 @@ PREFERENCE_DEFAULTS: dict[str, Any] = {
 
 
 def preferences_of(user: User) -> dict[str, Any]:
-    themes = dict(Theme.objects.filter(tenant_id=user.tenant_id).values_list("name", "is_default"))
+    # Platform operators (no tenant) have no themes.
+    tenant_themes = Theme.objects.filter(tenant_id=user.tenant_id) if user.tenant_id else Theme.objects.none()
+    themes = dict(tenant_themes.values_list("name", "is_default"))
     default_theme = next((name for name, is_default in themes.items() if is_default), None)
     stored = user.preferences or {}
     merged = {"theme": default_theme, **PREFERENCE_DEFAULTS, **stored}
@@ -54,13 +56,13 @@ def principal_list(
         queryset = queryset.filter(Q(email__icontains=search) | Q(display_name__icontains=search))
     if role:
         queryset = queryset.filter(roles__name=role)
-    queryset = queryset.distinct().order_by("created_at", "email")
+    queryset = queryset.distinct().order_by("-created_at", "-id")  # newest first; id keeps ties stable
     total = queryset.count()
     return list(queryset[page.offset : page.offset + page.limit]), total
 
 
 def role_list(*, tenant_id: UUID) -> QuerySet[Role]:
-    return Role.objects.filter(tenant_id=tenant_id).order_by("created_at", "name")
+    return Role.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-id")  # newest first
 
 
 def role_get(*, tenant_id: UUID, role_id: UUID) -> Role:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from shared.auth import tokens
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
 
 API_KEY_LABEL = "cmk"
 
@@ -21,6 +24,6 @@ def jwt_config() -> tokens.JWTConfig:
     )
 
 
-def issue_for(user: Any) -> tokens.IssuedToken:
+def issue_for(user: User) -> tokens.IssuedToken:
     claims = {"tenant": str(user.tenant_id), "gen": user.token_generation}
     return tokens.issue(jwt_config(), subject=str(user.id), claims=claims)

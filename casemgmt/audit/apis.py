@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -20,7 +21,7 @@ from casemgmt.cases.selectors import access_case
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
 from shared.audit.models import AuditEventBase
-from shared.audit.services import event_to_dict
+from shared.audit.services import VerifyResult, event_to_dict
 
 FORMAT_PARAMETER = OpenApiParameter(
     "format", str, enum=["csv", "json"], description="file format (default json)"
@@ -34,7 +35,9 @@ class ExportNegotiation(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-def paged(request: Request, events: Any, *, default_limit: int = 50, max_limit: int = 500) -> Response:
+def paged(
+    request: Request, events: QuerySet[AuditEvent], *, default_limit: int = 50, max_limit: int = 500
+) -> Response:
     page = get_page(request.query_params, default_limit=default_limit, max_limit=max_limit)
     total = events.count()
     rows = events[page.offset : page.offset + page.limit]
@@ -42,7 +45,7 @@ def paged(request: Request, events: Any, *, default_limit: int = 50, max_limit: 
     return Response({"data": [event_to_dict(e) for e in rows], "total": total, "next": next_url})
 
 
-def entry_summary(event: AuditEventBase | None) -> dict[str, Any] | None:
+def chain_entry_out(event: AuditEventBase | None) -> dict[str, Any] | None:
     if event is None:
         return None
     return {
@@ -53,13 +56,36 @@ def entry_summary(event: AuditEventBase | None) -> dict[str, Any] | None:
     }
 
 
+def case_verify_out(result: VerifyResult) -> dict[str, Any]:
+    return {
+        "isValid": result.is_valid,
+        "lastVerifiedAt": iso(now_ms()),
+        "entriesChecked": result.entries_checked,
+        "redactedEntries": result.redacted_entries,
+        "firstInvalidEntry": str(result.first_broken.id) if result.first_broken else None,
+        "errors": result.errors,
+    }
+
+
+def chain_verify_out(result: VerifyResult) -> dict[str, Any]:
+    return {
+        "status": "valid" if result.is_valid else "invalid",
+        "entries_checked": result.entries_checked,
+        "first_entry": chain_entry_out(result.first_entry),
+        "last_entry": chain_entry_out(result.last_entry),
+        "redacted_entries": result.redacted_entries,
+        "first_invalid_entry": chain_entry_out(result.first_broken),
+        "errors": result.errors,
+    }
+
+
 class CaseEventListApi(APIView):
     OutputSerializer = openapi.AuditPageOut
     required = {"GET": ("cases:read", "audit:read")}
 
     def get(self, request: Request, case_id: Any) -> Response:
         case = access_case(user=request.user, case_id=case_id)
-        return paged(request, selectors.case_events(tenant_id=case.tenant_id, case_id=case.id))
+        return paged(request, selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id))
 
 
 class CaseEventVerifyApi(APIView):
@@ -71,16 +97,7 @@ class CaseEventVerifyApi(APIView):
         events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
         result = services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
         services.audit_record_verification(user=request.user, scope=f"audit/cases/{case.id}", result=result)
-        return Response(
-            {
-                "isValid": result.is_valid,
-                "lastVerifiedAt": iso(now_ms()),
-                "entriesChecked": result.entries_checked,
-                "redactedEntries": result.redacted_entries,
-                "firstInvalidEntry": str(result.first_broken.id) if result.first_broken else None,
-                "errors": result.errors,
-            }
-        )
+        return Response(case_verify_out(result))
 
 
 class CaseEventExportApi(APIView):
@@ -115,17 +132,7 @@ class AuditVerifyChainApi(APIView):
     def get(self, request: Request) -> Response:
         result = services.verify_tenant_chain(tenant_id=request.user.tenant_id)
         services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
-        return Response(
-            {
-                "status": "valid" if result.is_valid else "invalid",
-                "entries_checked": result.entries_checked,
-                "first_entry": entry_summary(result.first_entry),
-                "last_entry": entry_summary(result.last_entry),
-                "redacted_entries": result.redacted_entries,
-                "first_invalid_entry": entry_summary(result.first_broken),
-                "errors": result.errors,
-            }
-        )
+        return Response(chain_verify_out(result))
 
 
 class AuditExportApi(APIView):

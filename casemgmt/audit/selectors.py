@@ -27,7 +27,13 @@ def case_event_filter(case_id: Any) -> Q:
 
 
 def case_events(*, tenant_id: Any, case_id: Any) -> QuerySet[AuditEvent]:
+    """Chain order (oldest first), as verification and exports read them."""
     return AuditEvent.objects.filter(case_event_filter(case_id), tenant_id=tenant_id).order_by("sequence")
+
+
+def case_event_list(*, tenant_id: Any, case_id: Any) -> QuerySet[AuditEvent]:
+    """GET /cases/{id}/events: newest first (the chain's sequence is unique, so no tie-breaker)."""
+    return case_events(tenant_id=tenant_id, case_id=case_id).order_by("-sequence")
 
 
 def _date_bound(raw: str | None, field: str, *, end: bool) -> tuple[datetime | None, bool]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from django.db import transaction
@@ -12,6 +12,9 @@ from casemgmt.audit.models import AuditEvent
 from shared.audit import services as audit
 from shared.audit.hashing import compute_hash, entry_of
 from shared.audit.models import ERASED_HASH, GENESIS_HASH
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
 
 
 def record(
@@ -73,9 +76,9 @@ def _break(result: audit.VerifyResult, event: AuditEvent, message: str) -> None:
 
 
 @transaction.atomic
-def audit_record_verification(*, user: Any, scope: str, result: audit.VerifyResult) -> AuditEvent:
+def audit_record_verification(*, user: User, scope: str, result: audit.VerifyResult) -> AuditEvent:
     return record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="audit:verified",
         resource=scope,
@@ -84,7 +87,11 @@ def audit_record_verification(*, user: Any, scope: str, result: audit.VerifyResu
 
 
 @transaction.atomic
-def audit_record_export(*, user: Any, scope: str, params: dict[str, Any]) -> AuditEvent:
+def audit_record_export(*, user: User, scope: str, params: dict[str, Any]) -> AuditEvent:
     return record(
-        tenant_id=user.tenant_id, actor=str(user.id), action="audit:exported", resource=scope, changes=params
+        tenant_id=user.member_tenant_id,
+        actor=str(user.id),
+        action="audit:exported",
+        resource=scope,
+        changes=params,
     )

@@ -1,11 +1,12 @@
 """HTTP operations for case types and cases. Thin: parse, authorize, call one service or selector.
 
-Output bodies are built by plain functions (`case_output`...) rather than DRF output serializers:
+Output bodies are built by plain `*_out` functions (`case_out`...) rather than DRF output serializers:
 they are on the hottest paths (create/read) and these dicts are the whole response shape anyway.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -18,14 +19,15 @@ from casemgmt.cases import openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
 from casemgmt.tenancy.serializers import StrictIntegerField
-from casemgmt.workflows.selectors import case_workflow_detail
+from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.selectors import case_steps
 from shared.api.errors import ValidationFailed
 from shared.api.fields import StrictCharField
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
 
-def case_type_output(case_type: CaseType) -> dict[str, Any]:
+def case_type_out(case_type: CaseType) -> dict[str, Any]:
     return {
         "id": str(case_type.id),
         "key": case_type.key,
@@ -39,7 +41,7 @@ def case_type_output(case_type: CaseType) -> dict[str, Any]:
     }
 
 
-def case_output(case: Case) -> dict[str, Any]:
+def case_out(case: Case) -> dict[str, Any]:
     return {
         "id": str(case.id),
         "caseNumber": case.case_number,
@@ -60,11 +62,61 @@ def case_output(case: Case) -> dict[str, Any]:
     }
 
 
-def case_list_item(case: Case, current_step: str | None) -> dict[str, Any]:
-    item = case_output(case)
+def case_list_item_out(case: Case, current_step: str | None) -> dict[str, Any]:
+    item = case_out(case)
     del item["data"]  # list items omit data
     item.update(summary=summary_of(case.data), currentStep=current_step)
     return item
+
+
+def case_step_out(step: CaseStep) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": step.step_id,
+        "name": step.name,
+        "type": step.type,
+        "status": step.status,
+        "activatedAt": iso(step.activated_at),
+    }
+    if step.completed_at is not None:  # completedAt is absent while the step is active
+        out["completedAt"] = iso(step.completed_at)
+    return out
+
+
+def case_workflow_out(case: Case, steps: Iterable[CaseStep]) -> dict[str, Any] | None:
+    """The `workflow` object of a case's detail: {id, version, steps[]}, or None without a workflow."""
+    workflow = case.workflow_version
+    if workflow is None:
+        return None
+    return {
+        "id": str(workflow.id),
+        "version": workflow.version,
+        "steps": [case_step_out(step) for step in steps],
+    }
+
+
+def search_hit_out(hit: selectors.SearchHit) -> dict[str, Any]:
+    return {
+        "id": str(hit.id),
+        "caseNumber": hit.case_number,
+        "displayName": hit.display_name,
+        "caseTypeId": str(hit.case_type_id),
+        "relevance": hit.relevance,
+        "excerpt": hit.excerpt,
+    }
+
+
+def dashboard_out(dashboard: selectors.Dashboard) -> dict[str, Any]:
+    return {
+        "totalActive": dashboard.by_status[Case.ACTIVE],
+        "totalClosed": dashboard.by_status[Case.CLOSED],
+        "avgResolutionTime": dashboard.avg_resolution_seconds,
+        "slaComplianceRate": dashboard.sla_compliance_rate,
+        "byStatus": dashboard.by_status,
+        "byType": dashboard.by_type,
+        "ageingByWeek": [
+            {"week": week, "count": count} for week, count in enumerate(dashboard.active_by_age_in_weeks)
+        ],
+    }
 
 
 def with_etag(response: Response, case: Case) -> Response:
@@ -101,7 +153,7 @@ class CaseTypeListCreateApi(APIView):
         types = selectors.case_type_list(
             tenant_id=request.user.tenant_id, key=request.query_params.get("key"), latest=latest == "true"
         )
-        return Response([case_type_output(t) for t in types])
+        return Response([case_type_out(t) for t in types])
 
     @extend_schema(responses={201: openapi.CaseTypeOut})
     def post(self, request: Request) -> Response:
@@ -117,7 +169,7 @@ class CaseTypeListCreateApi(APIView):
             prefix=data.get("prefix"),
             sla_hours=data.get("slaHours"),
         )
-        return Response(case_type_output(case_type), status=201)
+        return Response(case_type_out(case_type), status=201)
 
 
 class CaseTypeDetailApi(APIView):
@@ -128,7 +180,7 @@ class CaseTypeDetailApi(APIView):
 
     def get(self, request: Request, case_type_id: Any) -> Response:
         case_type = selectors.case_type_get(tenant_id=request.user.tenant_id, case_type_id=case_type_id)
-        return Response(case_type_output(case_type))
+        return Response(case_type_out(case_type))
 
 
 # --- cases ------------------------------------------------------------------------------------
@@ -162,7 +214,7 @@ class CaseListCreateApi(APIView):
         steps = selectors.current_steps([c.id for c in rows])
         next_url, _ = page_links(request, page, total)
         return Response(
-            {"data": [case_list_item(c, steps.get(c.id)) for c in rows], "total": total, "next": next_url}
+            {"data": [case_list_item_out(c, steps.get(c.id)) for c in rows], "total": total, "next": next_url}
         )
 
     @extend_schema(responses={201: openapi.CaseOut})
@@ -184,7 +236,7 @@ class CaseListCreateApi(APIView):
             workflow_version_id=data.get("workflowVersionId"),
             display_name=data.get("displayName"),
         )
-        return with_etag(Response(case_output(case), status=201), case)
+        return with_etag(Response(case_out(case), status=201), case)
 
 
 class CaseSearchApi(APIView):
@@ -199,19 +251,8 @@ class CaseSearchApi(APIView):
             raise ValidationFailed("q must be at most 500 characters", field="q")
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         hits, total = selectors.case_search(tenant_id=request.user.tenant_id, q=q, page=page)
-        data = [
-            {
-                "id": str(h.id),
-                "caseNumber": h.case_number,
-                "displayName": h.display_name,
-                "caseTypeId": str(h.case_type_id),
-                "relevance": h.relevance,
-                "excerpt": h.excerpt,
-            }
-            for h in hits
-        ]
         next_url, _ = page_links(request, page, total)
-        return Response({"data": data, "total": total, "next": next_url})
+        return Response({"data": [search_hit_out(h) for h in hits], "total": total, "next": next_url})
 
 
 class CaseDashboardApi(APIView):
@@ -219,7 +260,7 @@ class CaseDashboardApi(APIView):
     required = {"GET": ("cases:read", "reports:read")}
 
     def get(self, request: Request) -> Response:
-        return Response(selectors.case_dashboard(tenant_id=request.user.tenant_id))
+        return Response(dashboard_out(selectors.case_dashboard(tenant_id=request.user.tenant_id)))
 
 
 class CaseDetailApi(APIView):
@@ -228,8 +269,8 @@ class CaseDetailApi(APIView):
 
     def get(self, request: Request, case_id: Any) -> Response:
         case = selectors.access_case(user=request.user, case_id=case_id)
-        body = case_output(case)
-        body["workflow"] = case_workflow_detail(case)
+        body = case_out(case)
+        body["workflow"] = case_workflow_out(case, case_steps(case=case))
         return with_etag(Response(body), case)
 
 
@@ -263,7 +304,7 @@ class CaseDataUpdateApi(APIView):
             version = _if_match_version(request)
         case = selectors.access_case(user=request.user, case_id=case_id)
         case = services.case_update_data(user=request.user, case=case, patch=patch, expected_version=version)
-        return with_etag(Response(case_output(case)), case)
+        return with_etag(Response(case_out(case)), case)
 
 
 class CaseCloseApi(APIView):
@@ -279,7 +320,7 @@ class CaseCloseApi(APIView):
         body.is_valid(raise_exception=True)
         case = selectors.access_case(user=request.user, case_id=case_id)
         case = services.case_close(user=request.user, case=case, **body.validated_data)
-        return Response(case_output(case))
+        return Response(case_out(case))
 
 
 class CaseCancelApi(APIView):
@@ -294,4 +335,4 @@ class CaseCancelApi(APIView):
         body.is_valid(raise_exception=True)
         case = selectors.access_case(user=request.user, case_id=case_id)
         case = services.case_cancel(user=request.user, case=case, **body.validated_data)
-        return Response(case_output(case))
+        return Response(case_out(case))

@@ -20,8 +20,8 @@ class CaseType(models.Model):
     description = models.TextField(blank=True)
     schema = models.JSONField()
     prefix = models.CharField(max_length=8)
-    # Decision (docs/decisions.md): slaDeadline = createdAt + slaHours of the case type, else of the
-    # bound workflow; no deadline when neither sets one.
+    # slaDeadline = createdAt + slaHours of the case type, else of the bound workflow, else the
+    # tenant's default SLA hours.
     sla_hours = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(

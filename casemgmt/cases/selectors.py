@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from django.db import connection
@@ -33,6 +33,9 @@ from shared.api.errors import NotFound, ValidationFailed
 from shared.api.pagination import Page
 from shared.api.time import parse_iso
 
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
+
 SORT_FIELDS = {"createdAt": "created_at", "deadline": "sla_deadline", "status": "status"}
 STATUSES = [s for s, _ in Case.STATUSES]
 
@@ -58,7 +61,7 @@ def case_type_list(*, tenant_id: Any, key: str | None = None, latest: bool = Fal
             .values("version")[:1]
         )
         types = types.filter(version=Subquery(newest))
-    return types.order_by("key", "version")
+    return types.order_by("-created_at", "-id")  # newest first; id keeps ties stable
 
 
 def case_type_get(*, tenant_id: Any, case_type_id: Any) -> CaseType:
@@ -85,11 +88,11 @@ def case_type_latest(*, tenant_id: Any, key: str) -> CaseType:
 # --- cases ------------------------------------------------------------------------------------
 
 
-def access_case(*, user: Any, case_id: Any) -> Case:
+def access_case(*, user: User, case_id: Any) -> Case:
     """The case if it belongs to the caller's tenant; otherwise 404 (existence is never leaked)."""
     case = (
         Case.objects.select_related("case_type", "workflow_version")
-        .filter(tenant_id=user.tenant_id, id=case_id)
+        .filter(tenant_id=user.member_tenant_id, id=case_id)
         .first()
     )
     if case is None:
@@ -97,8 +100,8 @@ def access_case(*, user: Any, case_id: Any) -> Case:
     return case
 
 
-def case_list(*, user: Any, params: QueryDict) -> QuerySet[Case]:
-    cases = Case.objects.filter(tenant_id=user.tenant_id).select_related("case_type")
+def case_list(*, user: User, params: QueryDict) -> QuerySet[Case]:
+    cases = Case.objects.filter(tenant_id=user.member_tenant_id).select_related("case_type")
     if params.get("caseTypeId"):
         cases = cases.filter(case_type_id=_uuid(params["caseTypeId"], "caseTypeId"))
     status = params.get("status")
@@ -117,7 +120,7 @@ def case_list(*, user: Any, params: QueryDict) -> QuerySet[Case]:
         # Decision: "assigned to" means holding an active human task of the case.
         cases = cases.filter(
             id__in=CaseStep.objects.filter(
-                tenant_id=user.tenant_id, type="task", status=CaseStep.ACTIVE, assigned_to_id=assignee
+                tenant_id=user.member_tenant_id, type="task", status=CaseStep.ACTIVE, assigned_to_id=assignee
             ).values("case_id")
         )
     return cases.order_by(*_ordering(params))
@@ -137,8 +140,8 @@ def _ordering(params: QueryDict) -> list[Any]:
 
 
 def current_steps(case_ids: list[Any]) -> dict[Any, str]:
-    """`currentStep` for a page of list items in one query: the first active step by position
-    (the same rule as workflows.selectors.case_current_step, without a query per case)."""
+    """`currentStep` for a page of list items in one query: the name of each case's first
+    active step by position."""
     names: dict[Any, str] = {}
     rows = (
         CaseStep.objects.filter(case_id__in=case_ids, status=CaseStep.ACTIVE)
@@ -168,17 +171,17 @@ HEADLINE_OPTIONS = 'StartSel=**, StopSel=**, MaxWords=25, MinWords=8, MaxFragmen
 PG_SEARCH = f"""
 WITH q AS (SELECT websearch_to_tsquery('english', %(q)s) AS query),
 hits AS (
-  SELECT c.id, c.display_name, c.case_type_id, c.case_number, c.search_text,
+  SELECT c.id, c.display_name, c.case_type_id, c.case_number, c.search_text, c.created_at,
          ts_rank_cd(c.search_vector, q.query) AS relevance, count(*) OVER () AS total
   FROM cases_case c, q
   WHERE c.tenant_id = %(tenant)s AND c.search_vector @@ q.query
-  ORDER BY relevance DESC, c.created_at DESC
+  ORDER BY relevance DESC, c.created_at DESC, c.id DESC
   LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT hits.id, hits.display_name, hits.case_type_id, hits.case_number, hits.relevance, hits.total,
        ts_headline('english', hits.search_text, q.query, '{HEADLINE_OPTIONS}') AS excerpt
 FROM hits, q
-ORDER BY hits.relevance DESC
+ORDER BY hits.relevance DESC, hits.created_at DESC, hits.id DESC
 """
 
 
@@ -214,17 +217,25 @@ def _pg_count(tenant_id: Any, q: str) -> int:
 
 
 def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit], int]:
-    """SQLite: every word must occur (case-insensitive substring); relevance counts occurrences."""
-    terms = [t for t in re.split(r"\s+", q.strip()) if t]
+    """Without a full-text index (SQLite): every word must occur in the case's text, in any letter
+    case (a substring, so "flood" also finds "flooded"); double quotes only delimit words; relevance
+    counts occurrences. SQLite's LIKE folds ASCII letters only, so it narrows the candidates by the
+    ASCII words and Python decides on every word."""
+    terms = [t.lower() for t in re.findall(r'[^\s"]+', q)]
+    if not terms:  # only quotes: no word to look for, as the full-text query has none either
+        return [], 0
     cases = Case.objects.filter(tenant_id=tenant_id)
-    for term in terms:
+    for term in (t for t in terms if t.isascii()):
         cases = cases.filter(search_text__icontains=term)
-    total = cases.count()
+    candidates = cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at")
+    found = [case for case in candidates if all(t in case.search_text.lower() for t in terms)]
+    total = len(found)
     scored = []
-    for case in cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at"):
+    for case in found:
         text = case.search_text.lower()
         scored.append((sum(text.count(t.lower()) for t in terms), case))
-    scored.sort(key=lambda item: (-item[0], -item[1].created_at.timestamp()))
+    # Most relevant first; ties newest first, then by id (descending) so pages never overlap.
+    scored.sort(key=lambda item: (item[0], item[1].created_at, str(item[1].id)), reverse=True)
     window = scored[page.offset : page.offset + page.limit]
     return [
         SearchHit(
@@ -266,7 +277,16 @@ class AgeInWeeks(Func):
         return self.as_sql(compiler, connection, template=template, arg_joiner=") - julianday(", **extra)
 
 
-def case_dashboard(*, tenant_id: Any) -> dict[str, Any]:
+@dataclass
+class Dashboard:
+    by_status: dict[str, int]
+    by_type: dict[str, int]
+    avg_resolution_seconds: float
+    sla_compliance_rate: float
+    active_by_age_in_weeks: list[int]  # index = age in whole weeks
+
+
+def case_dashboard(*, tenant_id: Any) -> Dashboard:
     cases = Case.objects.filter(tenant_id=tenant_id).order_by()
     now = timezone.now()
     by_status = {status: 0 for status in STATUSES}
@@ -294,16 +314,12 @@ def case_dashboard(*, tenant_id: Any) -> dict[str, Any]:
         .values_list("week", "n")
     )
     avg = stats["avg_resolution"]
-    return {
-        "totalActive": by_status[Case.ACTIVE],
-        "totalClosed": by_status[Case.CLOSED],
-        "avgResolutionTime": round(avg.total_seconds(), 3) if avg is not None else 0.0,
-        "slaComplianceRate": round(stats["sla_met"] / stats["sla_measured"], 4)
+    return Dashboard(
+        by_status=by_status,
+        by_type=by_type,
+        avg_resolution_seconds=round(avg.total_seconds(), 3) if avg is not None else 0.0,
+        sla_compliance_rate=round(stats["sla_met"] / stats["sla_measured"], 4)
         if stats["sla_measured"]
         else 1.0,
-        "byStatus": by_status,
-        "byType": by_type,
-        "ageingByWeek": [
-            {"week": week, "count": ages.get(week, 0)} for week in range(max(ages, default=-1) + 1)
-        ],
-    }
+        active_by_age_in_weeks=[ages.get(week, 0) for week in range(max(ages, default=-1) + 1)],
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.db.models import Max
@@ -14,11 +14,15 @@ from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import check_schema, data_changes, merge_patch, search_text, validate_data
 from casemgmt.cases.models import Case, CaseCounter, CaseType
 from casemgmt.realtime.events import broadcast_on_commit
+from casemgmt.tenancy.selectors import default_sla_hours
 from casemgmt.workflows.engine import workflow_halt, workflow_start
 from casemgmt.workflows.models import Workflow
 from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
 from shared.audit.hashing import canonical_value
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
 
 KEY_RE = re.compile(r"^[a-z][a-z0-9_]{1,99}$")
 PREFIX_RE = re.compile(r"^[A-Z0-9]{2,8}$")
@@ -41,7 +45,7 @@ def _lock_counter(tenant_id: Any, key: str) -> CaseCounter:
 @transaction.atomic
 def case_type_create(
     *,
-    user: Any,
+    user: User,
     key: str,
     display_name: str,
     schema: dict[str, Any],
@@ -54,8 +58,8 @@ def case_type_create(
     if prefix is not None and not PREFIX_RE.match(prefix):
         raise ValidationFailed("prefix must be 2 to 8 characters of A-Z and 0-9", field="prefix")
     check_schema(schema)
-    _lock_counter(user.tenant_id, key)
-    existing = CaseType.objects.filter(tenant_id=user.tenant_id, key=key)
+    _lock_counter(user.member_tenant_id, key)
+    existing = CaseType.objects.filter(tenant_id=user.member_tenant_id, key=key)
     latest = existing.aggregate(v=Max("version"))["v"] or 0
     if latest:
         # An existing key registers the next version; numbering continues, so the prefix stays.
@@ -66,7 +70,7 @@ def case_type_create(
             )
         prefix = current_prefix
     case_type = CaseType.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         key=key,
         version=latest + 1,
         display_name=display_name,
@@ -77,7 +81,7 @@ def case_type_create(
         created_by=user,
     )
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="case_type:registered",
         resource=f"case-types/{case_type.id}",
@@ -133,7 +137,7 @@ def resolve_workflow(*, tenant_id: Any, case_type: CaseType, workflow_version_id
 @transaction.atomic
 def case_create(
     *,
-    user: Any,
+    user: User,
     case_type: CaseType,
     data: dict[str, Any],
     workflow_version_id: Any = None,
@@ -141,16 +145,21 @@ def case_create(
 ) -> Case:
     data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
     workflow = resolve_workflow(
-        tenant_id=user.tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
+        tenant_id=user.member_tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
     )
     validate_data(case_type.schema, data)  # 400 listing every schema failure
-    number = _next_case_number(user.tenant_id, case_type)
+    number = _next_case_number(user.member_tenant_id, case_type)
     name = display_name or _default_display_name(case_type, number, data)
     created_at = timezone.now()
-    # Decision: the case type's slaHours wins, else the bound workflow's; no deadline when neither.
-    sla_hours = case_type.sla_hours or (workflow.sla_hours if workflow else None)
+    # Every case gets a deadline: the case type's slaHours win, else the bound workflow's, else the
+    # tenant's default (itself falling back to the service's).
+    sla_hours = (
+        case_type.sla_hours
+        or (workflow.sla_hours if workflow else None)
+        or default_sla_hours(tenant_id=user.member_tenant_id)
+    )
     case = Case.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         case_type=case_type,
         case_number=number,
         display_name=name,
@@ -158,11 +167,11 @@ def case_create(
         workflow_version=workflow,
         created_at=created_at,
         created_by=user,
-        sla_deadline=created_at + timedelta(hours=sla_hours) if sla_hours else None,
+        sla_deadline=created_at + timedelta(hours=sla_hours),
         search_text=search_text(case_number=number, display_name=name, data=data),
     )
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="case:created",
         resource=f"cases/{case.id}",
@@ -183,7 +192,7 @@ def _locked(case: Case) -> Case:
     return Case.objects.select_for_update(of=("self",)).select_related("case_type").get(pk=case.pk)
 
 
-def _announce(case: Case, user: Any, **extra: Any) -> None:
+def _announce(case: Case, user: User, **extra: Any) -> None:
     """WebSocket `case:updated` after commit: {caseId, version, changedBy[, status]}."""
     broadcast_on_commit(
         tenant_id=case.tenant_id,
@@ -194,7 +203,7 @@ def _announce(case: Case, user: Any, **extra: Any) -> None:
 
 
 @transaction.atomic
-def case_update_data(*, user: Any, case: Case, patch: dict[str, Any], expected_version: int | None) -> Case:
+def case_update_data(*, user: User, case: Case, patch: dict[str, Any], expected_version: int | None) -> Case:
     # Stored data is already in the form jsonb keeps; a patch in that form keeps the merge in it, so
     # what the response shows, what the audit row hashes and what later reads return are one value.
     patch = canonical_value(patch)
@@ -235,7 +244,7 @@ def allowed_outcomes(case: Case) -> list[str] | None:
     return [str(o) for o in outcomes] if isinstance(outcomes, list) and outcomes else None
 
 
-def _finish(*, user: Any, case: Case, status: str, action: str, reason: str, outcome: str = "") -> Case:
+def _finish(*, user: User, case: Case, status: str, action: str, reason: str, outcome: str = "") -> Case:
     case = _locked(case)
     if case.status != Case.ACTIVE:
         raise InvalidState(f"Case is {case.status}, not active.")  # 409 when not active
@@ -261,7 +270,7 @@ def _finish(*, user: Any, case: Case, status: str, action: str, reason: str, out
 
 
 @transaction.atomic
-def case_close(*, user: Any, case: Case, reason: str = "", outcome: str = "") -> Case:
+def case_close(*, user: User, case: Case, reason: str = "", outcome: str = "") -> Case:
     outcomes = allowed_outcomes(case)
     # The outcome is free text unless the workflow defines `outcomes`.
     if outcomes is not None and outcome not in outcomes:
@@ -272,5 +281,5 @@ def case_close(*, user: Any, case: Case, reason: str = "", outcome: str = "") ->
 
 
 @transaction.atomic
-def case_cancel(*, user: Any, case: Case, reason: str = "") -> Case:
+def case_cancel(*, user: User, case: Case, reason: str = "") -> Case:
     return _finish(user=user, case=case, status=Case.CANCELLED, action="case:cancelled", reason=reason)

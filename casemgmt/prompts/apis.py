@@ -6,9 +6,11 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.prompts import openapi
 from casemgmt.prompts.models import PromptTemplate
 from casemgmt.prompts.selectors import (
     prompt_template_first_created,
@@ -31,30 +33,16 @@ class TemplateInput(serializers.Serializer):
         required=False, allow_null=True, default=None, min_value=1, max_value=1_000_000
     )
 
-    def fields_for_service(self) -> dict[str, Any]:
-        data = self.validated_data
-        return {
-            "description": data["description"],
-            "template": data["template"],
-            "model": data["model"],
-            "temperature": data["temperature"],
-            "max_tokens": data["maxTokens"],
-        }
 
-
-class TemplateOutput(serializers.Serializer):
-    """Documentation of the response shape; `template` is absent from list items."""
-
-    name = serializers.CharField()
-    description = serializers.CharField()
-    template = serializers.CharField(required=False)
-    model = serializers.CharField()
-    temperature = serializers.FloatField(allow_null=True)
-    maxTokens = serializers.IntegerField(allow_null=True)
-    version = serializers.IntegerField()
-    latestVersion = serializers.IntegerField()
-    createdAt = serializers.DateTimeField()
-    updatedAt = serializers.DateTimeField()
+def _template_args(data: dict[str, Any]) -> dict[str, Any]:
+    """The service's keyword arguments for a validated `TemplateInput` (create and new version)."""
+    return {
+        "description": data["description"],
+        "template": data["template"],
+        "model": data["model"],
+        "temperature": data["temperature"],
+        "max_tokens": data["maxTokens"],
+    }
 
 
 def template_out(
@@ -78,25 +66,24 @@ def template_out(
 
 class PromptTemplateListCreateApi(APIView):
     required = {"GET": "agents:read", "POST": "agents:write"}
-    OutputSerializer = TemplateOutput
+    OutputSerializer = openapi.TemplateOut
 
     class InputSerializer(TemplateInput):
         name = serializers.CharField(max_length=100)
 
-    @extend_schema(responses=TemplateOutput(many=True))
-    def get(self, request):
+    @extend_schema(responses=openapi.TemplateOut(many=True))
+    def get(self, request: Request) -> Response:
         rows = prompt_template_latest(tenant_id=request.user.tenant_id)
         return Response(
             [template_out(t, created_at=first, latest=t.version, full=False) for t, first in rows]
         )
 
-    @extend_schema(responses={201: TemplateOutput})
-    def post(self, request):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        template = prompt_template_create(
-            user=request.user, name=serializer.validated_data["name"], **serializer.fields_for_service()
-        )
+    @extend_schema(responses={201: openapi.TemplateOut})
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        template = prompt_template_create(user=request.user, name=data["name"], **_template_args(data))
         return Response(template_out(template, created_at=template.created_at, latest=1), status=201)
 
 
@@ -104,27 +91,27 @@ class PromptTemplateDetailApi(APIView):
     """PUT creates the next version; GET answers the latest version."""
 
     required = {"GET": "agents:read", "PUT": "agents:write"}
-    OutputSerializer = TemplateOutput
+    OutputSerializer = openapi.TemplateOut
 
     class InputSerializer(TemplateInput):
         name = serializers.CharField(max_length=100, required=False)
 
-    def get(self, request, name: str):
+    def get(self, request: Request, name: str) -> Response:
         return Response(template_out(prompt_template_get(tenant_id=request.user.tenant_id, name=name)))
 
-    def put(self, request, name: str):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+    def put(self, request: Request, name: str) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
         template = prompt_template_new_version(
-            user=request.user, name=name, **serializer.fields_for_service()
+            user=request.user, name=name, **_template_args(body.validated_data)
         )
         return Response(template_out(template, latest=template.version))
 
 
 class PromptTemplateVersionApi(APIView):
     required = {"GET": "agents:read"}
-    OutputSerializer = TemplateOutput
+    OutputSerializer = openapi.TemplateOut
 
-    def get(self, request, name: str, version: int):
+    def get(self, request: Request, name: str, version: int) -> Response:
         template = prompt_template_get(tenant_id=request.user.tenant_id, name=name, version=version)
         return Response(template_out(template))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, Max, Min
@@ -28,20 +29,20 @@ def prompt_template_get(*, tenant_id: Any, name: str, version: int | None = None
 
 
 def prompt_template_latest(*, tenant_id: Any) -> list[tuple[PromptTemplate, Any]]:
-    """The latest version of each template, with the first version's createdAt."""
+    """The latest version of each template, with the first version's createdAt; newest template
+    (by that createdAt) first, ties by the latest version's id."""
     stats = (
         PromptTemplate.objects.filter(tenant_id=tenant_id)
         .values("name")
         .annotate(latest=Max("version"), first_created=Min("created_at"), versions=Count("id"))
     )
     firsts = {row["name"]: row for row in stats}
-    latest = PromptTemplate.objects.filter(
-        tenant_id=tenant_id, version__in={r["latest"] for r in stats}
-    ).order_by("name")
-    return [(t, firsts[t.name]["first_created"]) for t in latest if firsts[t.name]["latest"] == t.version]
+    latest = PromptTemplate.objects.filter(tenant_id=tenant_id, version__in={r["latest"] for r in stats})
+    rows = [(t, firsts[t.name]["first_created"]) for t in latest if firsts[t.name]["latest"] == t.version]
+    return sorted(rows, key=lambda row: (row[1], str(row[0].id)), reverse=True)
 
 
-def prompt_template_first_created(*, template: PromptTemplate) -> Any:
+def prompt_template_first_created(*, template: PromptTemplate) -> datetime:
     first = PromptTemplate.objects.filter(tenant_id=template.tenant_id, name=template.name, version=1).first()
     return first.created_at if first else template.created_at
 

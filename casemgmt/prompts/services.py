@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 
@@ -12,6 +12,9 @@ from casemgmt.prompts.models import PromptTemplate
 from casemgmt.prompts.selectors import prompt_template_get_or_none
 from casemgmt.templating import TemplateError, check_template
 from shared.api.errors import AlreadyExists, Conflict, NotFound, ValidationFailed
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,99}$")
 
@@ -30,13 +33,25 @@ def _check(name: str, template: str) -> None:
         raise ValidationFailed.from_errors(errors)
 
 
-def _save(user: Any, name: str, version: int, fields: dict[str, Any]) -> PromptTemplate:
+def _fields(
+    template: str, description: str, model: str, temperature: float | None, max_tokens: int | None
+) -> dict[str, Any]:
+    return {
+        "template": template,
+        "description": description,
+        "model": model,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+    }
+
+
+def _save(user: User, name: str, version: int, fields: dict[str, Any]) -> PromptTemplate:
     template = PromptTemplate.objects.create(
-        tenant_id=user.tenant_id, name=name, version=version, created_by=user, **fields
+        tenant_id=user.member_tenant_id, name=name, version=version, created_by=user, **fields
     )
     # Decision: prompt templates are audited as prompt_template:created / prompt_template:versioned.
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="prompt_template:created" if version == 1 else "prompt_template:versioned",
         resource=f"prompt-templates/{name}",
@@ -45,9 +60,19 @@ def _save(user: Any, name: str, version: int, fields: dict[str, Any]) -> PromptT
     return template
 
 
-def prompt_template_create(*, user: Any, name: str, **fields: Any) -> PromptTemplate:
-    _check(name, fields["template"])
-    if prompt_template_get_or_none(tenant_id=user.tenant_id, name=name):
+def prompt_template_create(
+    *,
+    user: User,
+    name: str,
+    template: str,
+    description: str = "",
+    model: str = "",
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> PromptTemplate:
+    _check(name, template)
+    fields = _fields(template, description, model, temperature, max_tokens)
+    if prompt_template_get_or_none(tenant_id=user.member_tenant_id, name=name):
         raise AlreadyExists(
             f"Prompt template {name!r} already exists; PUT creates a new version.", field="name"
         )
@@ -58,10 +83,20 @@ def prompt_template_create(*, user: Any, name: str, **fields: Any) -> PromptTemp
         raise AlreadyExists(f"Prompt template {name!r} already exists.", field="name") from None
 
 
-def prompt_template_new_version(*, user: Any, name: str, **fields: Any) -> PromptTemplate:
-    _check(name, fields["template"])
+def prompt_template_new_version(
+    *,
+    user: User,
+    name: str,
+    template: str,
+    description: str = "",
+    model: str = "",
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> PromptTemplate:
+    _check(name, template)
+    fields = _fields(template, description, model, temperature, max_tokens)
     for _ in range(5):  # a concurrent PUT may take the next number first; then take the one after
-        latest = prompt_template_get_or_none(tenant_id=user.tenant_id, name=name)
+        latest = prompt_template_get_or_none(tenant_id=user.member_tenant_id, name=name)
         if latest is None:
             raise NotFound("Prompt template not found.")
         try:

@@ -9,6 +9,7 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 
 from casemgmt.accounts.authentication import authenticate_token
+from casemgmt.accounts.models import User
 from shared.api.errors import NotAuthenticated
 from shared.auth.tokens import bearer_token
 
@@ -21,7 +22,7 @@ def _token_from_scope(scope: dict[str, Any]) -> str | None:
     return bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
 
 
-def resolve_sync(raw: str) -> Any:
+def resolve_sync(raw: str) -> User | AnonymousUser:
     """The principal the credential stands for now (fresh is_active, roles, token generation,
     expiry and revocation), or AnonymousUser when it no longer authenticates."""
     try:

@@ -10,8 +10,9 @@ from rest_framework.views import APIView
 
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy import selectors, services
-from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Theme
-from casemgmt.tenancy.serializers import StrictBooleanField, StrictSerializer
+from casemgmt.tenancy.defaults import DEFAULT_COLORS
+from casemgmt.tenancy.models import DEFAULT_SLA_HOURS_MAX, DEFAULT_TERMINOLOGY, Branding, Theme
+from casemgmt.tenancy.serializers import StrictBooleanField, StrictIntegerField, StrictSerializer
 from shared.api.fields import StrictCharField
 from shared.api.pagination import parse_int
 from shared.api.time import iso
@@ -23,7 +24,18 @@ CSS_VARIABLE = re.compile(r"^--[A-Za-z0-9_-]{1,100}$")
 CSS_FORBIDDEN = re.compile(r"[;{}<>\\]")
 
 
-def theme_json(theme: Theme) -> dict[str, Any]:
+def branding_out(branding: Branding) -> dict[str, Any]:
+    """decision: organizationName = company_name, logoUrl = logo_url, primary/secondaryColor =
+    colors.primary/secondary; favicon_url, colors.accent and powered_by are admin-only."""
+    return {
+        "organizationName": branding.company_name,
+        "logoUrl": branding.logo_url or None,
+        "primaryColor": branding.colors.get("primary"),
+        "secondaryColor": branding.colors.get("secondary"),
+    }
+
+
+def theme_out(theme: Theme) -> dict[str, Any]:
     return {
         "id": str(theme.id),
         "name": theme.name,
@@ -52,7 +64,7 @@ class BrandingApi(APIView):
             return value or ""
 
     def get(self, request: Request) -> Response:
-        return Response(services.branding_api_form(selectors.branding_of(tenant_id=request.user.tenant_id)))
+        return Response(branding_out(selectors.branding_of(tenant_id=request.user.tenant_id)))
 
     def put(self, request: Request) -> Response:
         # decision: PUT accepts any subset of the four fields; the others keep their value.
@@ -68,7 +80,7 @@ class BrandingApi(APIView):
             if api_name in values:
                 changes["colors"][stored] = values[api_name].lower()
         branding = services.branding_update(tenant=request.user.tenant, actor=request.user, changes=changes)
-        return Response(services.branding_api_form(branding))
+        return Response(branding_out(branding))
 
 
 class TerminologyApi(APIView):
@@ -91,6 +103,27 @@ class TerminologyApi(APIView):
             tenant=request.user.tenant, actor=request.user, labels=dict(data.validated_data)
         )
         return Response(selectors.terminology_of(tenant_id=request.user.tenant_id))
+
+
+class TenantSettingsApi(APIView):
+    required = {"GET": "", "PUT": "admin:tenant"}
+
+    class InputSerializer(StrictSerializer):
+        # null: new cases without slaHours of their own use the service default
+        defaultSlaHours = StrictIntegerField(min_value=1, max_value=DEFAULT_SLA_HOURS_MAX, allow_null=True)
+
+    def get(self, request: Request) -> Response:
+        return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
+
+    def put(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.tenant_settings_update(
+            tenant=request.user.tenant,
+            actor=request.user,
+            default_sla_hours=data.validated_data["defaultSlaHours"],
+        )
+        return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
 
 
 class ThemeInputSerializer(StrictSerializer):
@@ -119,7 +152,7 @@ class ThemeListCreateApi(APIView):
     InputSerializer = ThemeInputSerializer
 
     def get(self, request: Request) -> Response:
-        return Response([theme_json(t) for t in selectors.theme_list(tenant_id=request.user.tenant_id)])
+        return Response([theme_out(t) for t in selectors.theme_list(tenant_id=request.user.tenant_id)])
 
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
@@ -131,7 +164,7 @@ class ThemeListCreateApi(APIView):
             css_variables=data.validated_data["cssVariables"],
             is_default=data.validated_data.get("isDefault", False),
         )
-        return Response(theme_json(theme), status=201)
+        return Response(theme_out(theme), status=201)
 
 
 class ThemeDetailApi(APIView):
@@ -149,7 +182,7 @@ class ThemeDetailApi(APIView):
             css_variables=data.validated_data["cssVariables"],
             is_default=data.validated_data.get("isDefault"),
         )
-        return Response(theme_json(theme))
+        return Response(theme_out(theme))
 
     def delete(self, request: Request, theme_id) -> Response:
         theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
@@ -157,7 +190,7 @@ class ThemeDetailApi(APIView):
         return Response(status=204)
 
 
-def activity_json(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
+def activity_out(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
     # decision: `details` carries the event's resource; its recorded changes (case data diffs,
     # emails, task form data) only for callers who may read the audit trail itself.
     details: dict[str, Any] = {"resource": event.resource}
@@ -180,7 +213,30 @@ class ActivityApi(APIView):
         limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
         events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
         with_changes = has_permission(request.user.get_permission_strings(), "audit:read")
-        return Response([activity_json(e, with_changes=with_changes) for e in events])
+        return Response([activity_out(e, with_changes=with_changes) for e in events])
+
+
+ICON_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+
+
+def manifest_out(branding: Branding | None, default_theme: Theme | None) -> dict[str, Any]:
+    """The web-app manifest, built from the branding: name, colours, and the logo as icon."""
+    name = branding.company_name if branding else "Case Management"
+    background = (default_theme.css_variables if default_theme else {}).get("--color-bg", "#ffffff")
+    icons = []
+    if branding and branding.logo_url:
+        path = branding.logo_url.split("?", 1)[0].lower()
+        kind = next((t for ext, t in ICON_TYPES.items() if path.endswith(ext)), None)
+        icons.append({"src": branding.logo_url, "sizes": "any", **({"type": kind} if kind else {})})
+    return {
+        "name": name,
+        "short_name": name[:12],
+        "start_url": "/",
+        "display": "standalone",
+        "theme_color": (branding.colors.get("primary") if branding else None) or DEFAULT_COLORS["primary"],
+        "background_color": background,
+        "icons": icons,
+    }
 
 
 class ManifestApi(APIView):
@@ -189,6 +245,6 @@ class ManifestApi(APIView):
 
     def get(self, request: Request) -> Response:
         tenant = selectors.manifest_tenant(tenant_id=request.query_params.get("tenant"))
-        response = Response(selectors.manifest_for(tenant))
+        response = Response(manifest_out(*selectors.manifest_branding(tenant)))
         response["Cache-Control"] = "public, max-age=300"
         return response

@@ -17,9 +17,16 @@ DEFAULT_TERMINOLOGY = {
 }
 
 
+# Largest SLA a tenant may set: 10 years, so createdAt + hours never overflows a timestamp.
+DEFAULT_SLA_HOURS_MAX = 87600
+
+
 class Tenant(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200, unique=True)
+    # Hours from creation to a new case's slaDeadline when neither its case type nor its workflow
+    # sets slaHours; null: the service default (settings.CASE_DEFAULT_SLA_HOURS).
+    default_sla_hours = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from django.conf import settings
+
 from casemgmt.audit.models import AuditEvent
-from casemgmt.tenancy.defaults import DEFAULT_COLORS
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
 from shared.api import errors
 
@@ -19,8 +20,20 @@ def terminology_of(*, tenant_id: UUID) -> dict[str, str]:
     return {key: labels.get(key, default) for key, default in DEFAULT_TERMINOLOGY.items()}
 
 
+def tenant_settings_of(*, tenant_id: UUID) -> dict[str, int | None]:
+    """`defaultSlaHours` is the tenant's own value (null: none); `serviceDefaultSlaHours` applies then."""
+    own = Tenant.objects.filter(pk=tenant_id).values_list("default_sla_hours", flat=True).first()
+    return {"defaultSlaHours": own, "serviceDefaultSlaHours": settings.CASE_DEFAULT_SLA_HOURS}
+
+
+def default_sla_hours(*, tenant_id: UUID) -> int:
+    """SLA hours of a new case whose case type and workflow set none: the tenant's, else the service's."""
+    own = Tenant.objects.filter(pk=tenant_id).values_list("default_sla_hours", flat=True).first()
+    return own or settings.CASE_DEFAULT_SLA_HOURS
+
+
 def theme_list(*, tenant_id: UUID) -> list[Theme]:
-    return list(Theme.objects.filter(tenant_id=tenant_id).order_by("created_at", "name"))
+    return list(Theme.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-id"))  # newest first
 
 
 def theme_get(*, tenant_id: UUID, theme_id: UUID) -> Theme:
@@ -51,28 +64,9 @@ def manifest_tenant(*, tenant_id: str | None) -> Tenant | None:
     return first_two[0] if len(first_two) == 1 else None
 
 
-ICON_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
-
-
-def manifest_for(tenant: Tenant | None) -> dict:
-    """The web-app manifest is built from the branding (name, colours, logo as icon)."""
-    branding = Branding.objects.filter(tenant=tenant).first() if tenant else None
-    name = branding.company_name if branding else "Case Management"
-    background = "#ffffff"
-    if tenant:
-        default_theme = Theme.objects.filter(tenant=tenant, is_default=True).first()
-        background = (default_theme.css_variables if default_theme else {}).get("--color-bg", background)
-    icons = []
-    if branding and branding.logo_url:
-        path = branding.logo_url.split("?", 1)[0].lower()
-        kind = next((t for ext, t in ICON_TYPES.items() if path.endswith(ext)), None)
-        icons.append({"src": branding.logo_url, "sizes": "any", **({"type": kind} if kind else {})})
-    return {
-        "name": name,
-        "short_name": name[:12],
-        "start_url": "/",
-        "display": "standalone",
-        "theme_color": (branding.colors.get("primary") if branding else None) or DEFAULT_COLORS["primary"],
-        "background_color": background,
-        "icons": icons,
-    }
+def manifest_branding(tenant: Tenant | None) -> tuple[Branding | None, Theme | None]:
+    """The branding and the default theme the web-app manifest is built from (none without a tenant)."""
+    if tenant is None:
+        return None, None
+    branding = Branding.objects.filter(tenant=tenant).first()
+    return branding, Theme.objects.filter(tenant=tenant, is_default=True).first()

@@ -8,6 +8,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from casemgmt.accounts.models import DEFAULT_ROLES, Role, User
+from casemgmt.accounts.services import user_create
 from casemgmt.audit.services import record
 from casemgmt.tenancy.defaults import DEFAULT_COLORS, DEFAULT_THEMES
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
@@ -18,9 +20,6 @@ from shared.api import errors
 def tenant_create(
     *, name: str, admin_email: str, admin_password: str, admin_display_name: str = ""
 ) -> Tenant:
-    from casemgmt.accounts.models import DEFAULT_ROLES, Role, User
-    from casemgmt.accounts.services import user_create
-
     name = name.strip()
     if not name:
         raise errors.ValidationFailed("Tenant name must not be empty.", field="name")
@@ -59,19 +58,23 @@ def tenant_create(
 # --- tenant settings ------------------------------------------------------------------------------
 
 
-def _actor(user: Any) -> str:
+def _actor(user: User) -> str:
     return str(user.id)
 
 
 def _branding_audit_form(branding: Branding) -> dict[str, Any]:
-    # The API's form plus what only Django admin edits, so admin edits are audited too.
+    # The API's names (organizationName, logoUrl, primary/secondaryColor) plus what only Django
+    # admin edits, so admin edits are audited too.
     extra_colors = {
         f"colors.{key}": value
         for key, value in branding.colors.items()
         if key not in ("primary", "secondary")
     }
     return {
-        **branding_api_form(branding),
+        "organizationName": branding.company_name,
+        "logoUrl": branding.logo_url or None,
+        "primaryColor": branding.colors.get("primary"),
+        "secondaryColor": branding.colors.get("secondary"),
         "faviconUrl": branding.favicon_url or None,
         "poweredBy": branding.powered_by or None,
         **extra_colors,
@@ -80,7 +83,7 @@ def _branding_audit_form(branding: Branding) -> dict[str, Any]:
 
 @transaction.atomic
 def branding_update(
-    *, tenant: Tenant, actor: Any, changes: dict[str, Any], replace_colors: bool = False
+    *, tenant: Tenant, actor: User, changes: dict[str, Any], replace_colors: bool = False
 ) -> Branding:
     """`changes` is in the stored form: company_name, logo_url, favicon_url, powered_by, colors
     (merged into the stored colours, or replacing them with `replace_colors`)."""
@@ -111,19 +114,8 @@ def branding_update(
     return branding
 
 
-def branding_api_form(branding: Branding) -> dict[str, Any]:
-    """decision: organizationName = company_name, logoUrl = logo_url, primary/secondaryColor =
-    colors.primary/secondary; favicon_url, colors.accent and powered_by are admin-only."""
-    return {
-        "organizationName": branding.company_name,
-        "logoUrl": branding.logo_url or None,
-        "primaryColor": branding.colors.get("primary"),
-        "secondaryColor": branding.colors.get("secondary"),
-    }
-
-
 @transaction.atomic
-def terminology_replace(*, tenant: Tenant, actor: Any, labels: dict[str, str]) -> Terminology:
+def terminology_replace(*, tenant: Tenant, actor: User, labels: dict[str, str]) -> Terminology:
     terminology = Terminology.objects.select_for_update().get(tenant=tenant)
     before = dict(terminology.labels)
     terminology.labels = {key: labels[key] for key in DEFAULT_TERMINOLOGY}
@@ -140,7 +132,7 @@ def terminology_replace(*, tenant: Tenant, actor: Any, labels: dict[str, str]) -
     return terminology
 
 
-def _theme_audit(theme: Theme, actor: Any, operation: str, **changes: Any) -> None:
+def _theme_audit(theme: Theme, actor: User, operation: str, **changes: Any) -> None:
     record(
         tenant_id=theme.tenant_id,
         actor=_actor(actor),
@@ -162,7 +154,7 @@ def _ensure_unique_name(tenant: Tenant, name: str, exclude: Any = None) -> None:
 
 @transaction.atomic
 def theme_create(
-    *, tenant: Tenant, actor: Any, name: str, css_variables: dict[str, str], is_default: bool = False
+    *, tenant: Tenant, actor: User, name: str, css_variables: dict[str, str], is_default: bool = False
 ) -> Theme:
     _lock_themes(tenant)
     _ensure_unique_name(tenant, name)
@@ -176,7 +168,7 @@ def theme_create(
 
 @transaction.atomic
 def theme_update(
-    *, theme: Theme, actor: Any, name: str, css_variables: dict[str, str], is_default: bool | None = None
+    *, theme: Theme, actor: User, name: str, css_variables: dict[str, str], is_default: bool | None = None
 ) -> Theme:
     _lock_themes(theme.tenant)
     theme = Theme.objects.get(pk=theme.pk)
@@ -204,7 +196,7 @@ def theme_update(
 
 
 @transaction.atomic
-def theme_delete(*, theme: Theme, actor: Any) -> None:
+def theme_delete(*, theme: Theme, actor: User) -> None:
     _lock_themes(theme.tenant)
     theme = Theme.objects.get(pk=theme.pk)
     if theme.is_default:
@@ -212,3 +204,21 @@ def theme_delete(*, theme: Theme, actor: Any) -> None:
         raise errors.InvalidState("The default theme cannot be deleted.")
     _theme_audit(theme, actor, "deleted")
     theme.delete()
+
+
+@transaction.atomic
+def tenant_settings_update(*, tenant: Tenant, actor: Any, default_sla_hours: int | None) -> Tenant:
+    """`default_sla_hours` None falls back to the service default; the change is audited."""
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    before = tenant.default_sla_hours
+    if before != default_sla_hours:
+        tenant.default_sla_hours = default_sla_hours
+        tenant.save(update_fields=["default_sla_hours"])
+        record(
+            tenant_id=tenant.id,
+            actor=_actor(actor),
+            action="tenant:settings_changed",
+            resource=f"tenants/{tenant.id}/settings",
+            changes={"defaultSlaHours": {"from": before, "to": default_sla_hours}},
+        )
+    return tenant

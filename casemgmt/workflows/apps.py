@@ -1,11 +1,11 @@
 from django.apps import AppConfig
 
+from casemgmt.workflows import steps
+
 
 class WorkflowsConfig(AppConfig):
     name = "casemgmt.workflows"
     label = "workflows"
 
     def ready(self) -> None:
-        from casemgmt.workflows import steps
-
-        steps.load()  # fills the step-type registry
+        steps.load()  # fills the step-type registry; the step modules import models, so not before

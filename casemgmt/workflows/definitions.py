@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import SchemaError
@@ -11,6 +11,9 @@ from jsonschema.exceptions import SchemaError
 from casemgmt.templating import TemplateError, check_template
 from casemgmt.templating.renderer import condition_source
 from casemgmt.workflows import steps as step_types
+
+if TYPE_CHECKING:
+    from casemgmt.cases.models import Case
 
 STEP_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
 # slaHours bound (workflow and step): 10 years. Larger values overflow the integer column or
@@ -76,6 +79,26 @@ def steps_of(definition: dict[str, Any]) -> list[dict[str, Any]]:
             step["dependsOn"] = [previous] if previous else []
         step.setdefault("name", step.get("id"))
     return steps
+
+
+def step_definition(case: Case, step_id: str) -> dict[str, Any]:
+    """The step `step_id` of the workflow version the case is bound to (defaults filled in), or {}."""
+    if case.workflow_version is None:
+        return {}
+    for step in steps_of(case.workflow_version.definition):
+        if step["id"] == step_id:
+            return step
+    return {}
+
+
+def prompt_reference(step: dict[str, Any]) -> tuple[str | None, int | None]:
+    """An agent step's `promptTemplate`: a name (latest version) or {name, version}."""
+    ref = step.get("promptTemplate")
+    if isinstance(ref, str):
+        return ref, None
+    if isinstance(ref, dict):
+        return ref.get("name"), ref.get("version")
+    return None, None
 
 
 def check_json_schema(schema: Any, field: str) -> list[dict[str, str]]:

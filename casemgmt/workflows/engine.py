@@ -8,27 +8,34 @@ cannot both miss each other: activation happens in the same transaction as its c
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casemgmt.audit.services import record
+from casemgmt.cases.models import Case
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.templating import TemplateError, condition_holds
 from casemgmt.workflows import steps as step_types
 from casemgmt.workflows.definitions import steps_of
 from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.selectors import step_results
 from shared.api.time import iso, now_ms
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
 
 logger = logging.getLogger(__name__)
 DONE = (CaseStep.COMPLETED, CaseStep.SKIPPED)
 
 
-def actor_id(actor: Any) -> str:
+def actor_id(actor: User | str | None) -> str:
+    """The audit actor: a user's id, an id or "system" as given, or "system" for None."""
     return str(getattr(actor, "id", None) or actor or "system")
 
 
-def workflow_start(*, case: Any, actor: Any) -> None:
+def workflow_start(*, case: Case, actor: User | str | None) -> None:
     """Creates the case's steps from its bound workflow version and activates the first ones."""
-    if case.workflow_version_id is None:
+    workflow = case.workflow_version
+    if workflow is None:
         return
     step_types.load()
     rows = [
@@ -42,13 +49,13 @@ def workflow_start(*, case: Any, actor: Any) -> None:
             is_task=step["type"] == "task",
             role=step.get("role") or "",
         )
-        for position, step in enumerate(steps_of(case.workflow_version.definition))
+        for position, step in enumerate(steps_of(workflow.definition))
     ]
     CaseStep.objects.bulk_create(rows)
     workflow_advance(case=case, actor=actor)
 
 
-def workflow_halt(*, case: Any, actor: Any) -> None:
+def workflow_halt(*, case: Case, actor: User | str | None) -> None:
     """Closing or cancelling a case halts its workflow: no further activation, open tasks closed.
     Decision: pending and active steps become `skipped` with the reason in `error`."""
     CaseStep.objects.filter(case=case, status__in=(CaseStep.PENDING, CaseStep.ACTIVE)).update(
@@ -56,9 +63,7 @@ def workflow_halt(*, case: Any, actor: Any) -> None:
     )
 
 
-def template_context(case: Any) -> dict[str, Any]:
-    from casemgmt.workflows.selectors import step_results
-
+def template_context(case: Case) -> dict[str, Any]:
     return {
         "case_data": case.data,
         "step_results": step_results(case),
@@ -67,13 +72,16 @@ def template_context(case: Any) -> dict[str, Any]:
     }
 
 
-def workflow_advance(*, case: Any, actor: Any) -> None:
+def workflow_advance(*, case: Case, actor: User | str | None) -> None:
     """Activates every pending step whose dependencies are all completed or skipped; a false
     condition skips the step instead, and its dependents are evaluated in turn."""
-    if case.workflow_version_id is None or case.status != "active":
+    if case.status != Case.ACTIVE:
+        return
+    workflow = case.workflow_version
+    if workflow is None:
         return
     step_types.load()
-    definitions = {step["id"]: step for step in steps_of(case.workflow_version.definition)}
+    definitions = {step["id"]: step for step in steps_of(workflow.definition)}
     rows = list(CaseStep.objects.filter(case=case).order_by("position"))
     by_id = {row.step_id: row for row in rows}
     progressed = True
@@ -86,10 +94,10 @@ def workflow_advance(*, case: Any, actor: Any) -> None:
             if all(by_id[dep].status in DONE for dep in step["dependsOn"] if dep in by_id):
                 _enter(row=row, step=step, case=case, actor=actor_id(actor))
                 progressed = True
-    _maybe_auto_close(case=case, rows=rows, actor=actor_id(actor))
+    _maybe_auto_close(case=case, auto_close=workflow.auto_close, rows=rows, actor=actor_id(actor))
 
 
-def _enter(*, row: CaseStep, step: dict[str, Any], case: Any, actor: str) -> None:
+def _enter(*, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
     now = now_ms()
     condition = step.get("condition")
     if condition:
@@ -114,12 +122,10 @@ def _enter(*, row: CaseStep, step: dict[str, Any], case: Any, actor: str) -> Non
     )
 
 
-def _maybe_auto_close(*, case: Any, rows: list[CaseStep], actor: str) -> None:
+def _maybe_auto_close(*, case: Case, auto_close: bool, rows: list[CaseStep], actor: str) -> None:
     """A case whose last step completes stays active unless the workflow sets autoClose."""
-    if not case.workflow_version.auto_close or not rows or any(row.status not in DONE for row in rows):
+    if not auto_close or not rows or any(row.status not in DONE for row in rows):
         return
-    from casemgmt.cases.models import Case
-
     closed_at = now_ms()
     if not Case.objects.filter(pk=case.pk, status=Case.ACTIVE).update(
         status=Case.CLOSED, closed_at=closed_at
@@ -142,10 +148,3 @@ def _maybe_auto_close(*, case: Any, rows: list[CaseStep], actor: str) -> None:
         data={"caseId": str(case.id), "version": case.version, "changedBy": actor, "status": Case.CLOSED},
         permission="cases:read",
     )
-
-
-def step_definition(case: Any, step_id: str) -> dict[str, Any]:
-    for step in steps_of(case.workflow_version.definition):
-        if step["id"] == step_id:
-            return step
-    return {}

@@ -1,49 +1,27 @@
-"""Reads of per-case workflow state used by the cases app (case detail, list items)."""
+"""Reads of the workflows app: a case's steps, workflow definitions, and the human-task inbox."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
-from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.models import CaseStep, Workflow
 from shared.api.errors import NotFound, ValidationFailed
-from shared.api.time import iso, parse_iso
+from shared.api.time import parse_iso
+
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
+    from casemgmt.cases.models import Case
 
 
-def step_detail(step: CaseStep) -> dict[str, Any]:
-    detail: dict[str, Any] = {
-        "id": step.step_id,
-        "name": step.name,
-        "type": step.type,
-        "status": step.status,
-        "activatedAt": iso(step.activated_at),
-    }
-    if step.completed_at is not None:  # completedAt absent while active
-        detail["completedAt"] = iso(step.completed_at)
-    return detail
+def case_steps(*, case: Case) -> QuerySet[CaseStep]:
+    """The steps of a case's workflow, in definition order."""
+    return CaseStep.objects.filter(case=case).order_by("position")
 
 
-def case_workflow_detail(case: Any) -> dict[str, Any] | None:
-    """The `workflow` object of GET /cases/{id}: {id, version, steps[]}, or None without a workflow."""
-    if case.workflow_version_id is None:
-        return None
-    steps = CaseStep.objects.filter(case=case).order_by("position")
-    return {
-        "id": str(case.workflow_version_id),
-        "version": case.workflow_version.version,
-        "steps": [step_detail(step) for step in steps],
-    }
-
-
-def case_current_step(case: Any) -> str | None:
-    """Name of the first active step (list item `currentStep`), or None."""
-    step = CaseStep.objects.filter(case=case, status=CaseStep.ACTIVE).order_by("position").first()
-    return step.name if step else None
-
-
-def step_results(case: Any) -> dict[str, Any]:
+def step_results(case: Case) -> dict[str, Any]:
     """`step_results` for templates and conditions: outputs keyed by step id."""
     rows = CaseStep.objects.filter(case=case, status=CaseStep.COMPLETED).values_list("step_id", "result")
     return {step_id: result for step_id, result in rows}
@@ -52,9 +30,7 @@ def step_results(case: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- definitions
 
 
-def workflow_list(*, tenant_id: Any, params: Any) -> Any:
-    from casemgmt.workflows.models import Workflow
-
+def workflow_list(*, tenant_id: Any, params: Any) -> QuerySet[Workflow]:
     workflows = Workflow.objects.filter(tenant_id=tenant_id)
     if params.get("caseTypeKey"):
         workflows = workflows.filter(case_type_key=params["caseTypeKey"])
@@ -62,12 +38,10 @@ def workflow_list(*, tenant_id: Any, params: Any) -> Any:
         if params["status"] not in (Workflow.DRAFT, Workflow.PUBLISHED, Workflow.WITHDRAWN):
             raise ValidationFailed("status must be draft, published or withdrawn", field="status")
         workflows = workflows.filter(status=params["status"])
-    return workflows.order_by("case_type_key", "-version")
+    return workflows.order_by("-created_at", "-id")  # newest first; id keeps ties stable
 
 
-def workflow_get(*, tenant_id: Any, workflow_id: Any) -> Any:
-    from casemgmt.workflows.models import Workflow
-
+def workflow_get(*, tenant_id: Any, workflow_id: Any) -> Workflow:
     workflow = Workflow.objects.filter(tenant_id=tenant_id, id=workflow_id).first()
     if workflow is None:
         raise NotFound("Workflow not found.")
@@ -76,10 +50,13 @@ def workflow_get(*, tenant_id: Any, workflow_id: Any) -> Any:
 
 # ---------------------------------------------------------------------------- tasks
 
+# createdAt (the default): newest first. dueDate: soonest due first, undated last. caseType: by key.
+# Ties: newest first, then by id, so paging is stable.
+NEWEST_FIRST = (F("activated_at").desc(nulls_last=True), "-pk")
 INBOX_SORTS = {
-    "dueDate": (F("due_at").asc(nulls_last=True), "activated_at", "pk"),
-    "createdAt": ("activated_at", "pk"),
-    "caseType": ("case__case_type__key", "activated_at", "pk"),
+    "dueDate": (F("due_at").asc(nulls_last=True), *NEWEST_FIRST),
+    "createdAt": NEWEST_FIRST,
+    "caseType": ("case__case_type__key", *NEWEST_FIRST),
 }
 
 
@@ -88,15 +65,7 @@ INBOX_SORTS = {
 TASK_STATUSES = (CaseStep.ACTIVE, CaseStep.COMPLETED)
 
 
-def task_status(row: CaseStep) -> str:
-    if row.status == CaseStep.COMPLETED:
-        return "completed"
-    if row.status != CaseStep.ACTIVE:
-        return row.status  # not served by the task endpoints; truthful if ever shown
-    return "claimed" if row.assigned_to_id else "unclaimed"
-
-
-def _visible_to(user: Any) -> Q:
+def _visible_to(user: User) -> Q:
     """Decision: a user sees the open tasks it holds or may claim (no role, or a role it holds),
     and the completed tasks it holds or completed."""
     open_claimable = Q(status=CaseStep.ACTIVE) & (
@@ -106,8 +75,8 @@ def _visible_to(user: Any) -> Q:
     return open_claimable | done
 
 
-def task_inbox(*, user: Any, params: Any) -> Any:
-    tasks = CaseStep.objects.filter(tenant_id=user.tenant_id, is_task=True, status__in=TASK_STATUSES)
+def task_inbox(*, user: User, params: Any) -> QuerySet[CaseStep]:
+    tasks = CaseStep.objects.filter(tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES)
     tasks = tasks.filter(_visible_to(user))
     status = params.get("status")
     if status == "claimed":
@@ -135,58 +104,18 @@ def task_inbox(*, user: Any, params: Any) -> Any:
     return tasks.select_related("case__case_type", "case__workflow_version").order_by(*INBOX_SORTS[sort])
 
 
-def task_get(*, user: Any, case_id: Any, step_id: str) -> CaseStep:
+def task_get(*, user: User, case_id: Any, step_id: str) -> CaseStep:
     row = (
         CaseStep.objects.select_related("case__case_type", "case__workflow_version")
         .filter(
-            tenant_id=user.tenant_id, case_id=case_id, step_id=step_id, is_task=True, status__in=TASK_STATUSES
+            tenant_id=user.member_tenant_id,
+            case_id=case_id,
+            step_id=step_id,
+            is_task=True,
+            status__in=TASK_STATUSES,
         )
         .first()
     )
     if row is None:
         raise NotFound("Task not found.")
     return row
-
-
-def task_detail(row: CaseStep, *, full: bool = False) -> dict[str, Any]:
-    from casemgmt.workflows.engine import step_definition
-
-    case = row.case
-    step = step_definition(case, row.step_id)
-    detail: dict[str, Any] = {
-        "caseId": str(case.id),
-        "stepId": row.step_id,
-        "stepName": row.name,
-        "caseType": case.case_type.key,
-        "caseNumber": case.case_number,
-        "caseSummary": {
-            "caseNumber": case.case_number,
-            "displayName": case.display_name,
-            "status": case.status,
-        },
-        "status": task_status(row),
-        "createdAt": iso(row.activated_at),
-        "dueAt": iso(row.due_at),
-        "assignedTo": str(row.assigned_to_id) if row.assigned_to_id else None,
-        "role": row.role or None,
-        "formSchema": step.get("formSchema") or {"type": "object"},
-        "outcomes": step.get("outcomes"),
-        "escalated": row.escalated,
-        "escalatedAt": iso(row.escalated_at),
-        "escalationReason": row.escalation_reason or None,
-        "escalatedTo": str(row.escalated_to_id) if row.escalated_to_id else None,
-        "draft": draft_record(row),
-        "outcome": row.outcome or None,
-        "completedAt": iso(row.completed_at) if row.status == CaseStep.COMPLETED else None,
-        "completedBy": str(row.completed_by_id) if row.completed_by_id else None,
-    }
-    if full:
-        detail["caseData"] = case.data
-        detail["data"] = row.result if row.status == CaseStep.COMPLETED else None
-    return detail
-
-
-def draft_record(row: CaseStep) -> dict[str, Any] | None:
-    if row.draft_saved_at is None:
-        return None
-    return {"data": row.draft, "savedAt": iso(row.draft_saved_at)}

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from casemgmt.workflows.apis import tasks, workflows
+from casemgmt.workflows.apis import inbox, workflows
 
 TASK = "tasks/<uuid:case_id>/<str:step_id>"
 
@@ -17,11 +17,11 @@ urlpatterns = [
         workflows.WorkflowWithdrawApi.as_view(),
         name="workflow-withdraw",
     ),
-    path("tasks/inbox", tasks.TaskInboxApi.as_view(), name="task-inbox"),
-    path(TASK, tasks.TaskDetailApi.as_view(), name="task-detail"),
-    path(f"{TASK}/claim", tasks.TaskClaimApi.as_view(), name="task-claim"),
-    path(f"{TASK}/complete", tasks.TaskCompleteApi.as_view(), name="task-complete"),
-    path(f"{TASK}/draft", tasks.TaskDraftApi.as_view(), name="task-draft"),
-    path(f"{TASK}/reassign", tasks.TaskReassignApi.as_view(), name="task-reassign"),
-    path(f"{TASK}/escalate", tasks.TaskEscalateApi.as_view(), name="task-escalate"),
+    path("tasks/inbox", inbox.TaskInboxApi.as_view(), name="task-inbox"),
+    path(TASK, inbox.TaskDetailApi.as_view(), name="task-detail"),
+    path(f"{TASK}/claim", inbox.TaskClaimApi.as_view(), name="task-claim"),
+    path(f"{TASK}/complete", inbox.TaskCompleteApi.as_view(), name="task-complete"),
+    path(f"{TASK}/draft", inbox.TaskDraftApi.as_view(), name="task-draft"),
+    path(f"{TASK}/reassign", inbox.TaskReassignApi.as_view(), name="task-reassign"),
+    path(f"{TASK}/escalate", inbox.TaskEscalateApi.as_view(), name="task-escalate"),
 ]

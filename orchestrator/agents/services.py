@@ -69,7 +69,7 @@ def _mark_offline(cutoff: datetime) -> list[str]:
     return gone
 
 
-def _orphaned_task_runs(cutoff: datetime) -> list[tuple[str, str]]:
+def _orphaned_task_runs(cutoff: datetime) -> list[tuple[str, str | None]]:
     """Running task runs whose agent is offline, silent, or never heartbeated."""
     live = set(
         Agent.objects.filter(status="active", last_heartbeat__gte=cutoff).values_list("agent_id", flat=True)

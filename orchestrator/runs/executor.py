@@ -176,7 +176,8 @@ class CommandRunner:
             outcome = self._supervise(proc)
         finally:
             _killpg(proc, signal.SIGKILL)  # leftovers of the group (background children)
-            proc.stdout.close()
+            if proc.stdout is not None:  # always, as it is started with stdout=PIPE
+                proc.stdout.close()
             self.sink.flush()
         return outcome
 

@@ -139,7 +139,13 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
     if connection.vendor != "postgresql":
         return _claim_portable(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
     now = now_ms()
-    params = {"agent": agent_id, "now": now, "now_iso": iso(now), "id": task_run_id, "attempt": attempt}
+    params: dict[str, str | int | datetime | None] = {
+        "agent": agent_id,
+        "now": now,
+        "now_iso": iso(now),
+        "id": task_run_id,
+        "attempt": attempt,
+    }
     with connection.cursor() as cursor:
         cursor.execute(CLAIM_SQL, params)
         row = cursor.fetchone()
@@ -178,6 +184,10 @@ def _mark_run_running(run_id: str) -> None:
 
 
 def _claim_portable(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
+    """The claim on SQLite (the embedded default). The conditional UPDATE still decides which
+    message wins; the run's status needs no check inside it, because SQLite's immediate transactions
+    run one writer at a time: a cancel or failure that commits first has already moved this task
+    run out of `queued`, and no completion can queue it after its run ended."""
     tr = TaskRun.objects.select_related("run").filter(pk=task_run_id).first()
     if tr is None or tr.status != QUEUED or tr.attempts != attempt:
         return None
@@ -299,8 +309,16 @@ def _finish_leaf(execution: Execution) -> bool:
     tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
                          start_time=execution.start_time, end_time=now)  # fmt: skip
     data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
-    params = [now, execution.task_run_id, execution.attempt, now, execution.run_id, execution.dag_id or "",
-              execution.task_id, json.dumps(data)]  # fmt: skip
+    params: list[str | int | datetime] = [
+        now,
+        execution.task_run_id,
+        execution.attempt,
+        now,
+        execution.run_id,
+        execution.dag_id or "",
+        execution.task_id,
+        json.dumps(data),
+    ]
     with connection.cursor() as cursor:
         cursor.execute(LEAF_COMPLETE_SQL, params)
         return cursor.fetchone() is not None

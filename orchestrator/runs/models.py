@@ -30,6 +30,11 @@ class Run(models.Model):
     start_time = models.DateTimeField(db_index=True)  # when it was scheduled
     end_time = models.DateTimeField(null=True, blank=True)
 
+    # Not columns: task run counts that `runs.selectors.with_counts` attaches to a page of runs.
+    task_count: int
+    completed_tasks: int
+    failed_tasks: int
+
     class Meta:
         ordering = ("-start_time", "run_id")
 

@@ -7,12 +7,13 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.workflows.apis.docs import WorkflowListOutput, WorkflowOutput
 from casemgmt.workflows.definitions import SLA_HOURS_MAX, step_shape_errors
 from casemgmt.workflows.models import Workflow
+from casemgmt.workflows.openapi import WorkflowOut, WorkflowPageOut
 from casemgmt.workflows.selectors import workflow_get, workflow_list
 from casemgmt.workflows.services.workflows import (
     workflow_create,
@@ -44,15 +45,16 @@ class DefinitionInput(serializers.Serializer):
             raise ValidationFailed.from_errors(errors)
         return steps
 
-    def service_args(self) -> dict[str, Any]:
-        data = self.validated_data
-        return {
-            "name": data["name"],
-            "steps": data["steps"],
-            "auto_close": data["autoClose"],
-            "sla_hours": data["slaHours"],
-            "outcomes": data["outcomes"],
-        }
+
+def _definition_args(data: dict[str, Any]) -> dict[str, Any]:
+    """The service's keyword arguments for a validated `DefinitionInput` (create and edit)."""
+    return {
+        "name": data["name"],
+        "steps": data["steps"],
+        "auto_close": data["autoClose"],
+        "sla_hours": data["slaHours"],
+        "outcomes": data["outcomes"],
+    }
 
 
 def workflow_out(workflow: Workflow) -> dict[str, Any]:
@@ -76,13 +78,13 @@ def workflow_out(workflow: Workflow) -> dict[str, Any]:
 
 class WorkflowListCreateApi(APIView):
     required = {"GET": "workflows:read", "POST": "workflows:write"}
-    OutputSerializer = WorkflowListOutput
+    OutputSerializer = WorkflowPageOut
 
     class InputSerializer(DefinitionInput):
         caseTypeKey = serializers.CharField(max_length=100)
 
     @extend_schema(operation_id="workflows_list")
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         workflows = workflow_list(tenant_id=request.user.tenant_id, params=request.query_params)
         total = workflows.count()
@@ -90,49 +92,50 @@ class WorkflowListCreateApi(APIView):
         next_url, _ = page_links(request, page, total)
         return Response({"data": [workflow_out(w) for w in rows], "total": total, "next": next_url})
 
-    @extend_schema(responses={201: WorkflowOutput})
-    def post(self, request):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+    @extend_schema(responses={201: WorkflowOut})
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
         workflow = workflow_create(
-            user=request.user,
-            case_type_key=serializer.validated_data["caseTypeKey"],
-            **serializer.service_args(),
+            user=request.user, case_type_key=data["caseTypeKey"], **_definition_args(data)
         )
         return Response(workflow_out(workflow), status=201)
 
 
 class WorkflowDetailApi(APIView):
     required = {"GET": "workflows:read", "PUT": "workflows:write"}
-    OutputSerializer = WorkflowOutput
+    OutputSerializer = WorkflowOut
 
     class InputSerializer(DefinitionInput):
         pass
 
-    def get(self, request, workflow_id):
+    def get(self, request: Request, workflow_id: Any) -> Response:
         return Response(workflow_out(workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)))
 
-    def put(self, request, workflow_id):
+    def put(self, request: Request, workflow_id: Any) -> Response:
         workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        workflow = workflow_update(user=request.user, workflow=workflow, **serializer.service_args())
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        workflow = workflow_update(
+            user=request.user, workflow=workflow, **_definition_args(body.validated_data)
+        )
         return Response(workflow_out(workflow))
 
 
 class WorkflowPublishApi(APIView):
     required = {"POST": "workflows:publish"}
-    OutputSerializer = WorkflowOutput
+    OutputSerializer = WorkflowOut
 
-    def post(self, request, workflow_id):
+    def post(self, request: Request, workflow_id: Any) -> Response:
         workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
         return Response(workflow_out(workflow_publish(user=request.user, workflow=workflow)))
 
 
 class WorkflowWithdrawApi(APIView):
     required = {"POST": "workflows:publish"}
-    OutputSerializer = WorkflowOutput
+    OutputSerializer = WorkflowOut
 
-    def post(self, request, workflow_id):
+    def post(self, request: Request, workflow_id: Any) -> Response:
         workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
         return Response(workflow_out(workflow_withdraw(user=request.user, workflow=workflow)))

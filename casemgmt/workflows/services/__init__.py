@@ -1,5 +1,6 @@
-"""Writes of the workflows app: definitions (`workflows`), human tasks (`tasks`), agent steps (`agents`)."""
+"""Writes of the workflows app: definitions (`workflows`), human tasks (`inbox`), automated steps
+(`steps`, `agents`)."""
 
-from casemgmt.workflows.services.tasks import tasks_escalate_overdue, tasks_release_for_user
+from casemgmt.workflows.services.inbox import tasks_escalate_overdue, tasks_release_for_user
 
 __all__ = ["tasks_escalate_overdue", "tasks_release_for_user"]

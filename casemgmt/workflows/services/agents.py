@@ -13,10 +13,10 @@ from django.db.models import Q
 from casemgmt.prompts.llm import Reply
 from casemgmt.prompts.selectors import prompt_template_get_or_none
 from casemgmt.templating import TemplateError, render
-from casemgmt.workflows.engine import step_definition, template_context
+from casemgmt.workflows.definitions import prompt_reference, step_definition
+from casemgmt.workflows.engine import template_context
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services.steps import fail_locked_step, locked_automated_step, step_fail, step_succeed
-from casemgmt.workflows.steps.agent import prompt_reference
 from shared.api.time import now_ms
 
 

@@ -14,9 +14,10 @@ from django.db import transaction
 from casemgmt.audit.services import record
 from casemgmt.cases.models import Case
 from casemgmt.realtime.events import broadcast_on_commit
-from casemgmt.workflows.engine import step_definition, workflow_advance
+from casemgmt.workflows.definitions import step_definition
+from casemgmt.workflows.engine import workflow_advance
 from casemgmt.workflows.models import CaseStep
-from casemgmt.workflows.services.tasks import _audit, task_open
+from casemgmt.workflows.services.inbox import task_audit, task_open
 from shared.api.time import now_ms
 
 # `onFailure`: fail_case (default), skip, escalate; `fail` is an alias of fail_case.
@@ -108,7 +109,7 @@ def _escalate_to_human(*, case: Case, row: CaseStep, step: dict[str, Any], now: 
     row.role = step.get("role") or ""
     row.escalated, row.escalated_at, row.escalation_reason = True, now, row.error
     row.save(update_fields=["error", "role", "escalated", "escalated_at", "escalation_reason"])
-    _audit(row, "system", "task:escalated", {"reason": row.escalation_reason, "escalatedTo": None})
+    task_audit(row, "system", "task:escalated", {"reason": row.escalation_reason, "escalatedTo": None})
     sla = step.get("slaHours")
     due_at = now + timedelta(hours=sla) if isinstance(sla, int) and not isinstance(sla, bool) else None
     task_open(row=row, due_at=due_at, assign_to=step.get("assignTo"), actor="system")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -14,6 +14,9 @@ from casemgmt.workflows.models import Workflow
 from shared.api.errors import Conflict, InvalidState, ValidationFailed
 from shared.api.time import now_ms
 
+if TYPE_CHECKING:
+    from casemgmt.accounts.models import User
+
 
 def _definition(steps: list[Any], outcomes: list[str] | None) -> dict[str, Any]:
     definition: dict[str, Any] = {"steps": steps}
@@ -22,7 +25,7 @@ def _definition(steps: list[Any], outcomes: list[str] | None) -> dict[str, Any]:
     return definition
 
 
-def _audit(user: Any, workflow: Workflow, action: str, changes: dict[str, Any]) -> None:
+def _audit(user: User, workflow: Workflow, action: str, changes: dict[str, Any]) -> None:
     record(
         tenant_id=workflow.tenant_id,
         actor=str(user.id),
@@ -34,7 +37,7 @@ def _audit(user: Any, workflow: Workflow, action: str, changes: dict[str, Any]) 
 
 def workflow_create(
     *,
-    user: Any,
+    user: User,
     case_type_key: str,
     name: str,
     steps: list[Any],
@@ -42,7 +45,7 @@ def workflow_create(
     sla_hours: int | None = None,
     outcomes: list[str] | None = None,
 ) -> Workflow:
-    if not CaseType.objects.filter(tenant_id=user.tenant_id, key=case_type_key).exists():
+    if not CaseType.objects.filter(tenant_id=user.member_tenant_id, key=case_type_key).exists():
         raise ValidationFailed(f"no case type with key {case_type_key!r}", field="caseTypeKey")
     for _ in range(5):  # versions are numbered per case type; a concurrent creator may take ours
         try:
@@ -54,13 +57,13 @@ def workflow_create(
 
 @transaction.atomic
 def _create(
-    user: Any, key: str, name: str, definition: dict[str, Any], auto_close: bool, sla_hours: Any
+    user: User, key: str, name: str, definition: dict[str, Any], auto_close: bool, sla_hours: int | None
 ) -> Workflow:
-    latest = Workflow.objects.filter(tenant_id=user.tenant_id, case_type_key=key).aggregate(v=Max("version"))[
-        "v"
-    ]
+    latest = Workflow.objects.filter(tenant_id=user.member_tenant_id, case_type_key=key).aggregate(
+        v=Max("version")
+    )["v"]
     workflow = Workflow.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         case_type_key=key,
         name=name,
         version=(latest or 0) + 1,
@@ -80,7 +83,7 @@ def _locked(workflow: Workflow) -> Workflow:
 @transaction.atomic
 def workflow_update(
     *,
-    user: Any,
+    user: User,
     workflow: Workflow,
     name: str,
     steps: list[Any],
@@ -99,7 +102,7 @@ def workflow_update(
 
 
 @transaction.atomic
-def workflow_publish(*, user: Any, workflow: Workflow) -> Workflow:
+def workflow_publish(*, user: User, workflow: Workflow) -> Workflow:
     # Lock every version of this case type key, in one order: of two concurrent publishes, the
     # second waits and then unsets the first's default (one default, never a deadlock).
     versions = Workflow.objects.filter(tenant_id=workflow.tenant_id, case_type_key=workflow.case_type_key)
@@ -127,7 +130,7 @@ def workflow_publish(*, user: Any, workflow: Workflow) -> Workflow:
 
 
 @transaction.atomic
-def workflow_withdraw(*, user: Any, workflow: Workflow) -> Workflow:
+def workflow_withdraw(*, user: User, workflow: Workflow) -> Workflow:
     workflow = _locked(workflow)
     if workflow.status != Workflow.PUBLISHED:
         raise InvalidState(f"Workflow is {workflow.status}; only published workflows can be withdrawn.")

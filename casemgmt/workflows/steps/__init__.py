@@ -6,7 +6,13 @@ nothing else in the engine names a type. Automated types finish their steps from
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import importlib
+import pkgutil
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from casemgmt.cases.models import Case
+    from casemgmt.workflows.models import CaseStep
 
 
 class StepType(Protocol):
@@ -15,7 +21,7 @@ class StepType(Protocol):
     def check(self, step: dict[str, Any], *, field: str, tenant_id: Any) -> list[dict[str, str]]:
         """Publish-time problems of this step's type-specific configuration."""
 
-    def activate(self, *, row: Any, step: dict[str, Any], case: Any, actor: str) -> None:
+    def activate(self, *, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
         """Called inside the activating transaction after the row became `active`."""
 
 
@@ -29,8 +35,5 @@ def register(step_type: StepType) -> StepType:
 
 def load() -> None:
     """Imports every module of this package; each registers its type on import."""
-    import importlib
-    import pkgutil
-
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")

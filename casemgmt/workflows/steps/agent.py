@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
+from casemgmt.prompts.selectors import prompt_template_get_or_none
+from casemgmt.workflows.definitions import check_json_schema, prompt_reference
 from casemgmt.workflows.steps import register
+from casemgmt.workflows.tasks import enqueue_agent_step
+
+if TYPE_CHECKING:
+    from casemgmt.cases.models import Case
+    from casemgmt.workflows.models import CaseStep
 
 # `onFailure`: fail_case (default), skip, escalate; `fail` is kept as an alias of fail_case for
 # definitions published before the `fail_case` spelling was adopted.
@@ -14,22 +21,10 @@ ON_FAILURE = ("fail_case", "fail", "skip", "escalate")
 RESPONSE_FORMATS = ("text", "json")
 
 
-def prompt_reference(step: dict[str, Any]) -> tuple[str | None, int | None]:
-    ref = step.get("promptTemplate")
-    if isinstance(ref, str):
-        return ref, None
-    if isinstance(ref, dict):
-        return ref.get("name"), ref.get("version")
-    return None, None
-
-
 class AgentStep:
     type = "agent"
 
     def check(self, step: dict[str, Any], *, field: str, tenant_id: Any) -> list[dict[str, str]]:
-        from casemgmt.prompts.selectors import prompt_template_get_or_none
-        from casemgmt.workflows.definitions import check_json_schema
-
         errors: list[dict[str, str]] = []
         name, version = prompt_reference(step)
         if not isinstance(name, str) or not name or (version is not None and not isinstance(version, int)):
@@ -48,9 +43,7 @@ class AgentStep:
             errors += check_json_schema(step["formSchema"], f"{field}.formSchema")
         return errors
 
-    def activate(self, *, row: Any, step: dict[str, Any], case: Any, actor: str) -> None:
-        from casemgmt.workflows.tasks import enqueue_agent_step
-
+    def activate(self, *, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
         # The model call is outside work: it runs in a worker once this transaction commits.
         step_pk = row.pk
         transaction.on_commit(lambda: enqueue_agent_step(step_pk, attempt=1))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from casemgmt.workflows.definitions import check_json_schema, sla_hours_error
+from casemgmt.workflows.services.inbox import task_open
 from casemgmt.workflows.steps import register
+
+if TYPE_CHECKING:
+    from casemgmt.cases.models import Case
+    from casemgmt.workflows.models import CaseStep
 
 
 def _is_uuid(value: Any) -> bool:
-    import uuid
-
     try:
         uuid.UUID(str(value))
     except ValueError:
@@ -22,8 +27,6 @@ class TaskStep:
     type = "task"
 
     def check(self, step: dict[str, Any], *, field: str, tenant_id: Any) -> list[dict[str, str]]:
-        from casemgmt.workflows.definitions import check_json_schema, sla_hours_error
-
         errors: list[dict[str, str]] = []
         if "formSchema" in step:
             errors += check_json_schema(step["formSchema"], f"{field}.formSchema")
@@ -42,11 +45,10 @@ class TaskStep:
             errors.append({"field": f"{field}.outcomes", "error": "must be a non-empty list of strings"})
         return errors
 
-    def activate(self, *, row: Any, step: dict[str, Any], case: Any, actor: str) -> None:
-        from casemgmt.workflows.services.tasks import task_open
-
+    def activate(self, *, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
         sla = step.get("slaHours")
-        due_at = row.activated_at + timedelta(hours=float(sla)) if sla else None
+        # The engine sets activated_at just before calling activate.
+        due_at = row.activated_at + timedelta(hours=float(sla)) if sla and row.activated_at else None
         task_open(row=row, due_at=due_at, assign_to=step.get("assignTo"), actor=actor)
 
 

@@ -24,11 +24,12 @@ def test_default_roles_are_seeded(admin_api):
     assert roles["admin"]["permissions"] == ["*"] and roles["admin"]["displayName"] == "Admin"
     assert roles["workflow_designer"]["permissions"] == ["workflows:*", "cases:read"]
     assert roles["viewer"]["permissions"] == ["cases:read", "vault:download"]
-    # decision (docs/decisions.md): the seeded Case Worker also has tasks:read, to open the inbox.
-    assert set(roles["case_worker"]["permissions"]) == {
-        "cases:read", "cases:update", "tasks:read", "tasks:claim", "tasks:complete", "vault:download",
-        "vault:upload",
-    }  # fmt: skip
+    # Exactly the documented set: no tasks:read (a case worker reads the tasks it may act on
+    # through tasks:claim / tasks:complete instead).
+    assert roles["case_worker"]["permissions"] == [
+        "cases:read", "cases:update", "tasks:claim", "tasks:complete", "vault:download", "vault:upload",
+    ]  # fmt: skip
+    assert roles["case_worker"]["displayName"] == "Case Worker"
 
 
 def test_create_role_and_list_only_own_tenant(admin_api, tenant, other_tenant):

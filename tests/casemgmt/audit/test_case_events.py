@@ -46,8 +46,9 @@ def test_events_list_fields_order_and_paging(api, auditor, case_with_history):
     assert response.status_code == 200
     body = response.json()
     assert body["total"] == 5 and body["next"] is None
-    assert [e["action"] for e in body["data"]] == ["case:created"] + ["case:updated"] * 3 + ["case:closed"]
-    event = body["data"][1]
+    # Newest first.
+    assert [e["action"] for e in body["data"]] == ["case:closed"] + ["case:updated"] * 3 + ["case:created"]
+    event = body["data"][3]
     assert set(event) == {"id", "timestamp", "actor", "action", "resource", "changes", "hash", "previousHash"}
     assert event["resource"] == f"cases/{case_with_history.id}" and event["hash"].startswith("sha256:")
     assert event["changes"] == {"before": {"amount": 120}, "after": {"amount": 1}, "version": 2}

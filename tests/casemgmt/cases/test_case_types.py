@@ -93,12 +93,12 @@ def test_list_filters_by_key_and_latest(api, admin_user, reader):
     post_type(client)
     post_type(client, key="complaint")
     listing = api(reader).get("/case-types").json()
-    assert [(t["key"], t["version"]) for t in listing] == [
+    assert [(t["key"], t["version"]) for t in listing] == [  # newest first
         ("complaint", 1),
-        ("insurance_claim", 1),
         ("insurance_claim", 2),
+        ("insurance_claim", 1),
     ]
-    assert [t["version"] for t in api(reader).get("/case-types?key=insurance_claim").json()] == [1, 2]
+    assert [t["version"] for t in api(reader).get("/case-types?key=insurance_claim").json()] == [2, 1]
     latest = api(reader).get("/case-types?latest=true").json()
     assert [(t["key"], t["version"]) for t in latest] == [("complaint", 1), ("insurance_claim", 2)]
     assert api(reader).get("/case-types?latest=maybe").status_code == 400

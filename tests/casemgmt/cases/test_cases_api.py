@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from casemgmt.audit.models import AuditEvent
-from casemgmt.cases.models import CaseCounter
+from casemgmt.cases.models import Case, CaseCounter
 from casemgmt.cases.services import case_type_create
 from tests.casemgmt.cases.conftest import VALID_DATA
 
@@ -304,7 +304,11 @@ def test_list_filters_and_sorting(api, admin_user, reader, make_case):
     assert str(first.id) in ids(f"createdAfter={after}") and str(first.id) not in ids(
         f"createdBefore={after}"
     )
-    # deadline: the complaint has no SLA and sorts last either way
+    # deadline: the complaint sets no SLA, so it gets the 72-hour default, later than the claims' 48
+    assert ids("sortBy=deadline&order=asc")[-1] == str(third.id)
+    assert ids("sortBy=deadline&order=desc")[0] == str(third.id)
+    # a case without a deadline (stored before every case had one) sorts last either way
+    Case.objects.filter(pk=third.pk).update(sla_deadline=None)
     assert ids("sortBy=deadline&order=asc")[-1] == str(third.id)
     assert ids("sortBy=deadline&order=desc")[-1] == str(third.id)
     assert ids("sortBy=status&order=asc")[0] != str(second.id) and ids("sortBy=status&order=desc")[-1] != str(

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from casemgmt.cases.models import CaseType
-from casemgmt.workflows.services.tasks import form_errors
+from casemgmt.workflows.services.inbox import form_errors
 from shared.api.errors import ValidationFailed
 from tests.casemgmt.cases.conftest import VALID_DATA
 

@@ -178,8 +178,9 @@ THEME_FIELDS = {"id", "name", "isDefault", "cssVariables"}
 
 def test_four_seeded_themes_one_default(api, viewer):
     themes = api(viewer).get("/tenant/themes").json()
-    assert [t["name"] for t in themes] == ["Light", "Dark", "High Contrast Light", "High Contrast Dark"]
-    assert [t["isDefault"] for t in themes] == [True, False, False, False]
+    # Newest first: seeded in the order Light, Dark, High Contrast Light, High Contrast Dark.
+    assert [t["name"] for t in themes] == ["High Contrast Dark", "High Contrast Light", "Dark", "Light"]
+    assert [t["isDefault"] for t in themes] == [False, False, False, True]
     assert all(set(t) == THEME_FIELDS and isinstance(t["cssVariables"], dict) for t in themes)
 
 

@@ -1,16 +1,17 @@
-"""Response shapes for the OpenAPI document (the views render plain dicts of this shape)."""
+"""Documentation-only serializers: the response shapes in the OpenAPI document. The views render
+plain dicts of these shapes with the `*_out` functions next to them."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
 
-class DraftOutput(serializers.Serializer):
+class DraftOut(serializers.Serializer):
     data = serializers.DictField()
     savedAt = serializers.DateTimeField()
 
 
-class TaskOutput(serializers.Serializer):
+class TaskOut(serializers.Serializer):
     caseId = serializers.UUIDField()
     stepId = serializers.CharField()
     stepName = serializers.CharField()
@@ -28,24 +29,24 @@ class TaskOutput(serializers.Serializer):
     escalatedAt = serializers.DateTimeField(allow_null=True)
     escalationReason = serializers.CharField(allow_null=True)
     escalatedTo = serializers.UUIDField(allow_null=True)
-    draft = DraftOutput(allow_null=True)
+    draft = DraftOut(allow_null=True)
     outcome = serializers.CharField(allow_null=True)
     completedAt = serializers.DateTimeField(allow_null=True)
     completedBy = serializers.UUIDField(allow_null=True)
 
 
-class FullTaskOutput(TaskOutput):
+class FullTaskOut(TaskOut):
     caseData = serializers.DictField()
     data = serializers.DictField(allow_null=True)
 
 
-class InboxOutput(serializers.Serializer):
-    data = TaskOutput(many=True)
+class InboxPageOut(serializers.Serializer):
+    data = TaskOut(many=True)
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
 
-class WorkflowOutput(serializers.Serializer):
+class WorkflowOut(serializers.Serializer):
     id = serializers.UUIDField()
     caseTypeKey = serializers.CharField()
     name = serializers.CharField()
@@ -61,7 +62,7 @@ class WorkflowOutput(serializers.Serializer):
     publishedAt = serializers.DateTimeField(allow_null=True)
 
 
-class WorkflowListOutput(serializers.Serializer):
-    data = WorkflowOutput(many=True)
+class WorkflowPageOut(serializers.Serializer):
+    data = WorkflowOut(many=True)
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)

@@ -138,9 +138,9 @@ def test_inbox_filters_sorting_and_paging(flow, api, make_user, tenant):
     assert ok(client.get(f"/tasks/inbox?caseId={cases[2]['id']}"))["data"][0]["caseId"] == cases[2]["id"]
     page = ok(client.get("/tasks/inbox?limit=2&sortBy=dueDate"))
     assert len(page["data"]) == 2 and page["total"] == 3 and page["next"].startswith("http")
-    assert [t["caseId"] for t in ok(client.get("/tasks/inbox?sortBy=createdAt"))["data"]] == [
-        c["id"] for c in cases
-    ]
+    newest_first = [c["id"] for c in reversed(cases)]
+    assert [t["caseId"] for t in ok(client.get("/tasks/inbox?sortBy=createdAt"))["data"]] == newest_first
+    assert [t["caseId"] for t in ok(client.get("/tasks/inbox"))["data"]] == newest_first
     assert ok(client.get("/tasks/inbox?sortBy=caseType&offset=2"))["data"][0]["stepId"] == "review"
     assert ok(client.get("/tasks/inbox?dueBefore=2000-01-01T00:00:00Z"))["total"] == 0
     assert ok(client.get("/tasks/inbox?dueAfter=2000-01-01T00:00:00Z"))["total"] == 3

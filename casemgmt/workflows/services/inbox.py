@@ -17,7 +17,8 @@ from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import UNUSABLE_SCHEMA_ERRORS, draft7_validator, unusable_reason
 from casemgmt.cases.models import Case
 from casemgmt.realtime.events import broadcast_on_commit
-from casemgmt.workflows.engine import step_definition, workflow_advance
+from casemgmt.workflows.definitions import step_definition
+from casemgmt.workflows.engine import workflow_advance
 from casemgmt.workflows.models import CaseStep
 from shared.api.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from shared.api.time import now_ms
@@ -25,7 +26,8 @@ from shared.api.time import now_ms
 SLA_REASON = "SLA breached: task overdue"
 
 
-def _audit(row: CaseStep, actor: str, action: str, changes: dict[str, Any]) -> None:
+def task_audit(row: CaseStep, actor: str, action: str, changes: dict[str, Any]) -> None:
+    """Appends a task event (resource `cases/<case>/tasks/<step>`) in the caller's transaction."""
     record(
         tenant_id=row.tenant_id,
         actor=actor,
@@ -67,12 +69,16 @@ def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: 
         row.assigned_to = assignee
     row.save(update_fields=["is_task", "due_at", "assigned_to"])
     if assignee is not None:
-        _audit(row, actor, "task:assigned", {"assignedTo": str(assignee.id)})
+        task_audit(row, actor, "task:assigned", {"assignedTo": str(assignee.id)})
         _announce_assignment(row)
 
 
-def locked_task(*, user: Any, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
-    case = Case.objects.select_for_update(of=("self",)).filter(id=case_id, tenant_id=user.tenant_id).first()
+def locked_task(*, user: User, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
+    case = (
+        Case.objects.select_for_update(of=("self",))
+        .filter(id=case_id, tenant_id=user.member_tenant_id)
+        .first()
+    )
     row = (
         CaseStep.objects.select_for_update().filter(case=case, step_id=step_id, is_task=True).first()
         if case
@@ -98,13 +104,13 @@ def _require_open(row: CaseStep) -> None:
         raise Conflict(f"Task is not open (step is {row.status}).", code="invalid_state")
 
 
-def _require_not_held_by_other(row: CaseStep, user: Any) -> None:
+def _require_not_held_by_other(row: CaseStep, user: User) -> None:
     if row.assigned_to_id is not None and row.assigned_to_id != user.id:
         raise Conflict("Task is claimed by another user.", code="already_claimed")
 
 
 @transaction.atomic
-def task_claim(*, user: Any, case_id: Any, step_id: str) -> CaseStep:
+def task_claim(*, user: User, case_id: Any, step_id: str) -> CaseStep:
     case, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     _require_open(row)
     _require_not_held_by_other(row, user)  # 409 when claimed by another user
@@ -114,7 +120,7 @@ def task_claim(*, user: Any, case_id: Any, step_id: str) -> CaseStep:
         return row  # claiming a task one already holds is an idempotent 200
     row.assigned_to, row.claimed_at = user, now_ms()
     row.save(update_fields=["assigned_to", "claimed_at"])
-    _audit(row, str(user.id), "task:claimed", {"assignedTo": str(user.id)})
+    task_audit(row, str(user.id), "task:claimed", {"assignedTo": str(user.id)})
     _announce_assignment(row)
     return row
 
@@ -147,7 +153,7 @@ def _check_completion(step: dict[str, Any], data: Any, outcome: str | None) -> N
 
 @transaction.atomic
 def task_complete(
-    *, user: Any, case_id: Any, step_id: str, data: dict[str, Any], outcome: str | None
+    *, user: User, case_id: Any, step_id: str, data: dict[str, Any], outcome: str | None
 ) -> CaseStep:
     case, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     _require_open(row)
@@ -171,13 +177,13 @@ def task_complete(
             "outcome",
         ]
     )
-    _audit(row, str(user.id), "task:completed", {"outcome": outcome, "data": data})
+    task_audit(row, str(user.id), "task:completed", {"outcome": outcome, "data": data})
     workflow_advance(case=case, actor=user)  # completion activates the next steps
     return row
 
 
 @transaction.atomic
-def task_save_draft(*, user: Any, case_id: Any, step_id: str, data: dict[str, Any]) -> CaseStep:
+def task_save_draft(*, user: User, case_id: Any, step_id: str, data: dict[str, Any]) -> CaseStep:
     _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     _require_open(row)
     _require_not_held_by_other(row, user)
@@ -187,15 +193,15 @@ def task_save_draft(*, user: Any, case_id: Any, step_id: str, data: dict[str, An
 
 
 @transaction.atomic
-def task_reassign(*, user: Any, case_id: Any, step_id: str, assign_to: Any) -> CaseStep:
+def task_reassign(*, user: User, case_id: Any, step_id: str, assign_to: Any) -> CaseStep:
     _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
-    assignee = tenant_user(tenant_id=user.tenant_id, user_id=assign_to, field="assignTo")
+    assignee = tenant_user(tenant_id=user.member_tenant_id, user_id=assign_to, field="assignTo")
     _require_open(row)
     _require_role(row, assignee, "assignTo")
     before = row.assigned_to_id
     row.assigned_to, row.claimed_at = assignee, now_ms()
     row.save(update_fields=["assigned_to", "claimed_at"])
-    _audit(
+    task_audit(
         row,
         str(user.id),
         "task:reassigned",
@@ -220,7 +226,7 @@ def _mark_escalated(row: CaseStep, *, actor: str, reason: str, target: User | No
         return False
     row.refresh_from_db()
     changes = {"reason": reason, "escalatedTo": _str(row.escalated_to_id)}
-    _audit(row, actor, "task:escalated", changes)
+    task_audit(row, actor, "task:escalated", changes)
     broadcast_on_commit(
         tenant_id=row.tenant_id,
         type="task:escalated",
@@ -233,10 +239,12 @@ def _mark_escalated(row: CaseStep, *, actor: str, reason: str, target: User | No
 
 
 @transaction.atomic
-def task_escalate(*, user: Any, case_id: Any, step_id: str, reason: str, escalate_to: Any = None) -> CaseStep:
+def task_escalate(
+    *, user: User, case_id: Any, step_id: str, reason: str, escalate_to: Any = None
+) -> CaseStep:
     _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     target = (
-        tenant_user(tenant_id=user.tenant_id, user_id=escalate_to, field="escalateTo")
+        tenant_user(tenant_id=user.member_tenant_id, user_id=escalate_to, field="escalateTo")
         if escalate_to
         else None
     )
@@ -265,7 +273,7 @@ def tasks_escalate_overdue(*, now: datetime | None = None) -> int:
 
 
 @transaction.atomic
-def tasks_release_for_user(*, user: Any, actor: Any) -> int:
+def tasks_release_for_user(*, user: User, actor: User | str | None) -> int:
     """Disabling a principal: each open task it holds goes to the step's `reassignTo` user when
     that user is active (and not the disabled one), else back to unclaimed. Returns the count."""
     actor_str = str(getattr(actor, "id", None) or actor or "system")
@@ -283,7 +291,7 @@ def tasks_release_for_user(*, user: Any, actor: Any) -> int:
         )
         row.assigned_to, row.claimed_at = target, now_ms() if target else None
         row.save(update_fields=["assigned_to", "claimed_at"])
-        _audit(
+        task_audit(
             row,
             actor_str,
             "task:reassigned",

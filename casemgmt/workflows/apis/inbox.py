@@ -1,0 +1,182 @@
+"""Human task endpoints: the inbox, one task, claim, complete, draft, reassign and escalate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casemgmt.accounts.models import User
+from casemgmt.workflows.access import task_get_readable, task_read_scope
+from casemgmt.workflows.definitions import step_definition
+from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.openapi import DraftOut, FullTaskOut, InboxPageOut
+from casemgmt.workflows.selectors import task_get, task_inbox
+from casemgmt.workflows.services import inbox as services
+from shared.api.pagination import get_page, page_links
+from shared.api.time import iso
+
+
+def _task_status(row: CaseStep) -> str:
+    if row.status == CaseStep.COMPLETED:
+        return "completed"
+    if row.status != CaseStep.ACTIVE:
+        return row.status  # not served by the task endpoints; truthful if ever shown
+    return "claimed" if row.assigned_to_id else "unclaimed"
+
+
+def draft_out(row: CaseStep) -> dict[str, Any] | None:
+    if row.draft_saved_at is None:
+        return None
+    return {"data": row.draft, "savedAt": iso(row.draft_saved_at)}
+
+
+def task_out(row: CaseStep, *, full: bool = False) -> dict[str, Any]:
+    """An inbox item; `full` adds the case data and the submitted form data (task detail)."""
+    case = row.case
+    step = step_definition(case, row.step_id)
+    out: dict[str, Any] = {
+        "caseId": str(case.id),
+        "stepId": row.step_id,
+        "stepName": row.name,
+        "caseType": case.case_type.key,
+        "caseNumber": case.case_number,
+        "caseSummary": {
+            "caseNumber": case.case_number,
+            "displayName": case.display_name,
+            "status": case.status,
+        },
+        "status": _task_status(row),
+        "createdAt": iso(row.activated_at),
+        "dueAt": iso(row.due_at),
+        "assignedTo": str(row.assigned_to_id) if row.assigned_to_id else None,
+        "role": row.role or None,
+        "formSchema": step.get("formSchema") or {"type": "object"},
+        "outcomes": step.get("outcomes"),
+        "escalated": row.escalated,
+        "escalatedAt": iso(row.escalated_at),
+        "escalationReason": row.escalation_reason or None,
+        "escalatedTo": str(row.escalated_to_id) if row.escalated_to_id else None,
+        "draft": draft_out(row),
+        "outcome": row.outcome or None,
+        "completedAt": iso(row.completed_at) if row.status == CaseStep.COMPLETED else None,
+        "completedBy": str(row.completed_by_id) if row.completed_by_id else None,
+    }
+    if full:
+        out["caseData"] = case.data
+        out["data"] = row.result if row.status == CaseStep.COMPLETED else None
+    return out
+
+
+def _full(user: User, row: CaseStep) -> Response:
+    """The task as the caller now sees it, re-read with its case after a write."""
+    return Response(task_out(task_get(user=user, case_id=row.case_id, step_id=row.step_id), full=True))
+
+
+class TaskInboxApi(APIView):
+    # tasks:read, or tasks:claim / tasks:complete (which see the same inbox: the tasks they may act on)
+    required = {"GET": ""}
+    OutputSerializer = InboxPageOut
+
+    def get(self, request: Request) -> Response:
+        task_read_scope(user=request.user)
+        page = get_page(request.query_params, default_limit=25, max_limit=100)
+        tasks = task_inbox(user=request.user, params=request.query_params)
+        total = tasks.count()
+        rows = tasks[page.offset : page.offset + page.limit]
+        next_url, _ = page_links(request, page, total)
+        return Response({"data": [task_out(row) for row in rows], "total": total, "next": next_url})
+
+
+class TaskDetailApi(APIView):
+    # tasks:read for any task; tasks:claim / tasks:complete for the tasks the caller may act on
+    required = {"GET": ""}
+    OutputSerializer = FullTaskOut
+
+    def get(self, request: Request, case_id: Any, step_id: str) -> Response:
+        row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
+        return Response(task_out(row, full=True))
+
+
+class TaskClaimApi(APIView):
+    required = {"POST": "tasks:claim"}
+    OutputSerializer = FullTaskOut
+
+    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+        row = services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
+        return _full(request.user, row)
+
+
+class TaskCompleteApi(APIView):
+    required = {"POST": "tasks:complete"}
+    OutputSerializer = FullTaskOut
+
+    class InputSerializer(serializers.Serializer):
+        data = serializers.DictField(required=False, default=dict)
+        outcome = serializers.CharField(required=False, allow_null=True, default=None, max_length=200)
+
+    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        row = services.task_complete(
+            user=request.user, case_id=case_id, step_id=step_id, data=data["data"], outcome=data["outcome"]
+        )
+        return _full(request.user, row)
+
+
+class TaskDraftApi(APIView):
+    required = {"POST": "tasks:complete"}
+    OutputSerializer = DraftOut
+
+    class InputSerializer(serializers.Serializer):
+        data = serializers.DictField()
+
+    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        row = services.task_save_draft(
+            user=request.user, case_id=case_id, step_id=step_id, data=body.validated_data["data"]
+        )
+        return Response(draft_out(row))
+
+
+class TaskReassignApi(APIView):
+    required = {"POST": "tasks:complete"}
+    OutputSerializer = FullTaskOut
+
+    class InputSerializer(serializers.Serializer):
+        assignTo = serializers.UUIDField()
+
+    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        row = services.task_reassign(
+            user=request.user, case_id=case_id, step_id=step_id, assign_to=body.validated_data["assignTo"]
+        )
+        return _full(request.user, row)
+
+
+class TaskEscalateApi(APIView):
+    required = {"POST": "tasks:complete"}
+    OutputSerializer = FullTaskOut
+
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=2000)
+        escalateTo = serializers.UUIDField(required=False, allow_null=True, default=None)
+
+    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        row = services.task_escalate(
+            user=request.user,
+            case_id=case_id,
+            step_id=step_id,
+            reason=data["reason"],
+            escalate_to=data["escalateTo"],
+        )
+        return _full(request.user, row)
