@@ -7,7 +7,7 @@ import os
 from shared import conf
 
 from .local import *  # noqa: F401,F403
-from .local import BASE_DIR, CELERY_DEFAULT_QUEUE, JWT, env
+from .local import BASE_DIR, JWT, env
 
 VAR_DIR = BASE_DIR / "var" / "test-sqlite" / "orch" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -31,15 +31,8 @@ DATABASES = {
         conn_max_age=0,
     )
 }
-_celery = conf.celery_settings(
-    broker_url="filesystem://", default_queue=CELERY_DEFAULT_QUEUE, local_folder=VAR_DIR / "broker"
-)
-CELERY_BROKER_URL = _celery["CELERY_BROKER_URL"]
-# The exchange table too (kombu's default is ./control, in the repository).
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    **_celery["CELERY_BROKER_TRANSPORT_OPTIONS"],
-    "control_folder": str(VAR_DIR / "broker" / "control"),
-}
+CELERY_BROKER_URL = "filesystem://"
+CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
