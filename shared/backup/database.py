@@ -23,6 +23,7 @@ from typing import Any
 
 import environ
 import psycopg
+from psycopg.conninfo import make_conninfo
 
 from shared.backup.errors import BackupError
 
@@ -94,7 +95,7 @@ class Database:
         params = {"dbname": self.name, "user": self.user, "password": self.password, "host": self.host}
         params |= {"port": self.port, "sslmode": self.sslmode}
         try:
-            return psycopg.connect(**{key: value for key, value in params.items() if value})
+            return psycopg.connect(make_conninfo(**{key: value for key, value in params.items() if value}))
         except psycopg.Error as exc:
             raise BackupError(f"cannot connect to the {self.label()}: {exc}".strip()) from None
 

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from shared.backup.archive import CHUNK, HashingReader, archive_reader, read_manifest
 from shared.backup.create import archives_in
@@ -96,7 +97,7 @@ def _chain(source: Path, manifest: Manifest) -> list[tuple[Path, Manifest]]:
 def _assign(chain: list[tuple[Path, Manifest]]) -> dict[Path, list[Member]]:
     """Every blob the newest dump refers to, taken from the newest archive of the chain holding it."""
     newest = chain[0][1]
-    extract = {path: [] for path, _ in chain}  # type: dict[Path, list[Member]]
+    extract: dict[Path, list[Member]] = {path: [] for path, _ in chain}
     extract[chain[0][0]] = [member for member in newest.members if member.kind != BLOB]
     wanted = set(newest.blobs)
     for path, manifest in chain:
@@ -144,10 +145,10 @@ def _extract(path: Path, members: list[Member], target: Path, show_progress: boo
         raise BackupError(f"{path} lacks member(s) its manifest names: {', '.join(sorted(wanted))}")
 
 
-def _write_member(member: Member, stream: object, target: Path, bar: object) -> None:
+def _write_member(member: Member, stream: BinaryIO, target: Path, bar: object) -> None:
     destination = target / member.name
     destination.parent.mkdir(parents=True, exist_ok=True)
-    reader = HashingReader(stream, bar)  # type: ignore[arg-type]
+    reader = HashingReader(stream, bar)
     with destination.open("wb") as handle:
         while chunk := reader.read(CHUNK):
             handle.write(chunk)

@@ -4,6 +4,7 @@ and SHA-256, none missing, none extra), and the database dump read through as a 
 from __future__ import annotations
 
 import tarfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -39,7 +40,9 @@ def archive_verify(path: Path, *, show_progress: bool = True) -> Manifest:
     return result.manifest
 
 
-def _check_members(members, result: Verification, dump: Path, bar: object) -> None:  # type: ignore[no-untyped-def]
+def _check_members(
+    members: Iterator[tuple[tarfile.TarInfo, BinaryIO]], result: Verification, dump: Path, bar: object
+) -> None:
     expected = {member.name: member for member in result.manifest.members}
     seen: set[str] = set()
     for info, stream in members:
