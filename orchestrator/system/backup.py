@@ -18,4 +18,5 @@ def orchestrator_backup_profile() -> ServiceProfile:
     return ServiceProfile(
         service="orchestrator",
         fingerprint_settings=FINGERPRINT_SETTINGS,
+        key_settings=("FIELD_ENCRYPTION_KEYS",),  # webhook secrets are stored encrypted with them
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import lzma
 import tarfile
 import time
@@ -15,10 +16,10 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from shared.backup.errors import BackupError
-from shared.backup.manifest import MANIFEST, Manifest
+from shared.backup.manifest import MANIFEST, METADATA, Manifest
 
 COMPRESSIONS = {"gzip": "gz", "bzip2": "bz2", "xz": "xz"}
 CHUNK = 1024 * 1024
@@ -133,6 +134,22 @@ def archive_reader(path: Path) -> Iterator[ArchiveReader]:
 def read_manifest(path: Path) -> Manifest:
     with archive_reader(path) as reader:
         return reader.manifest
+
+
+def read_metadata(path: Path) -> dict[str, Any]:
+    """The metadata member (the second one), checked against the manifest."""
+    with archive_reader(path) as reader:
+        info = reader.tar.next()
+        entry = next((m for m in reader.manifest.members if m.name == METADATA), None)
+        if info is None or info.name != METADATA or entry is None:
+            raise BackupError(f"{path}: the second member is not {METADATA}")
+        data = reader._read(info).read()
+    if hashlib.sha256(data).hexdigest() != entry.sha256:
+        raise BackupError(f"{path}: {METADATA} does not match its checksum")
+    try:
+        return dict(json.loads(data))
+    except ValueError:
+        raise BackupError(f"{path}: {METADATA} is not valid JSON") from None
 
 
 def copy_hashed(source: IO[bytes], target: IO[bytes] | None, progress: object = None) -> tuple[str, int]:

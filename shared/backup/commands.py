@@ -14,10 +14,11 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from shared.backup.archive import COMPRESSIONS
+from shared.backup.archive import COMPRESSIONS, read_metadata
 from shared.backup.create import BackupRequest, backup_create
 from shared.backup.errors import BackupError
 from shared.backup.manifest import BLOB, Manifest
+from shared.backup.metadata import key_report
 from shared.backup.profile import ServiceProfile
 from shared.backup.restore import restore_plan, restore_run
 from shared.backup.verify import archive_verify
@@ -85,8 +86,13 @@ class BackupCommand(ProfileCommand):
             raise CommandError("`backup verify` needs the archive: backup verify FILE")
         if options["output"] or options["incremental"] or options["verify"]:
             raise CommandError("`backup verify FILE` takes no --output, --incremental or --verify")
-        manifest = archive_verify(Path(options["file"]), show_progress=not options["no_progress"])
+        path = Path(options["file"])
+        manifest = archive_verify(path, show_progress=not options["no_progress"])
         self.say(f"OK: backup {manifest.backup_id} of {manifest.service} ({summary(manifest)})")
+        if manifest.service == self.profile().service:
+            report = key_report(profile=self.profile(), metadata=read_metadata(path))
+            if report:
+                self.say(report)
 
 
 class RestoreCommand(ProfileCommand):

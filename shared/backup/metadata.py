@@ -34,6 +34,39 @@ def settings_fingerprint(profile: ServiceProfile) -> dict[str, Any]:
     return {"settings": list(profile.fingerprint_settings), "sha256": _digest(values)}
 
 
+def key_id(key: str) -> str:
+    """Names a key without revealing it: a truncated, domain-separated SHA-256 of a random key."""
+    return hashlib.sha256(b"caseflow-backup-key-id:" + key.encode()).hexdigest()[:16]
+
+
+def encryption_key_ids(profile: ServiceProfile) -> dict[str, list[str]]:
+    found = {}
+    for name in profile.key_settings:
+        keys = getattr(settings, name, None) or []
+        found[name] = [key_id(str(key)) for key in ([keys] if isinstance(keys, str) else keys)]
+    return found
+
+
+def key_report(*, profile: ServiceProfile, metadata: dict[str, Any]) -> str | None:
+    """None when the service keeps no encrypted columns; else whether this configuration holds every
+    key the backup was taken with (without them, restored encrypted values do not decrypt)."""
+    recorded: dict[str, list[str]] = metadata.get("encryption_key_ids") or {}
+    if not recorded:
+        return None
+    here = encryption_key_ids(profile)
+    missing = [
+        f"{name} key id {kid}"
+        for name, ids in recorded.items()
+        for kid in ids
+        if kid not in here.get(name, [])
+    ]
+    if missing:
+        return "Warning: this configuration lacks encryption keys the backup was taken with: " + ", ".join(
+            missing
+        )
+    return f"Encryption keys: this configuration holds all {sum(map(len, recorded.values()))} the backup was taken with"
+
+
 def code_version() -> str:
     try:
         return package_metadata.version("caseflow")
@@ -56,6 +89,7 @@ def build_metadata(
         },
         "schema": schema_version(snapshot),
         "settings_fingerprint": settings_fingerprint(profile),
+        "encryption_key_ids": encryption_key_ids(profile),
     }
 
 

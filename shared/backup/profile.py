@@ -30,6 +30,9 @@ class BlobSet:
 class ServiceProfile:
     service: str  # "casemgmt" or "orchestrator": an archive restores only into its own service
     fingerprint_settings: tuple[str, ...] = ()
+    # Settings listing the keys encrypted columns need. The archive records one-way ids of them,
+    # never the keys, so verify and restore can tell whether this configuration reads the data.
+    key_settings: tuple[str, ...] = ()
     blobs: BlobSet | None = None
     database_alias: str = "default"
 

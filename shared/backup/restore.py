@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from shared.backup.archive import CHUNK, HashingReader, archive_reader, read_manifest
+from shared.backup.archive import CHUNK, HashingReader, archive_reader, read_manifest, read_metadata
 from shared.backup.create import archives_in
 from shared.backup.database import Database, ensure_empty, load
 from shared.backup.errors import BackupError
 from shared.backup.manifest import BLOB, MANIFEST, METADATA, Manifest, Member
-from shared.backup.metadata import applied_here
+from shared.backup.metadata import applied_here, key_report
 from shared.backup.profile import ServiceProfile
 from shared.backup.progress import progress_bar
 from shared.backup.verify import archive_verify
@@ -36,6 +36,7 @@ class RestorePlan:
     database: Database | None
     # Per archive of the chain, the members to extract from it.
     extract: dict[Path, list[Member]] = field(default_factory=dict)
+    keys: str | None = None  # whether this configuration holds the backup's encryption keys
 
     @property
     def manifest(self) -> Manifest:
@@ -52,6 +53,8 @@ class RestorePlan:
                 lines.append(f"    {blobs} blob(s) under blobs/")
         if self.database is not None:
             lines.append(f"  then load {self.manifest.database.name} into the {self.database.label()}")
+        if self.keys:
+            lines.append(self.keys)
         return lines
 
 
@@ -69,6 +72,7 @@ def restore_plan(
         ensure_empty(database)
     plan = RestorePlan(chain=_chain(source, manifest), target=target, database=database)
     plan.extract = _assign(plan.chain)
+    plan.keys = key_report(profile=profile, metadata=read_metadata(source))
     return plan
 
 
@@ -124,6 +128,8 @@ def restore_run(
     for path, members in plan.extract.items():
         _extract(path, members, plan.target, show_progress)
     _schema_notice(plan.target, say)
+    if plan.keys:
+        say(plan.keys)
     say(f"Restored {sum(len(members) for members in plan.extract.values())} member(s) into {plan.target}")
     if plan.database is not None:
         load(plan.database, plan.manifest.database_vendor, plan.target / plan.manifest.database.name)

@@ -72,3 +72,16 @@ def test_restore_refuses_another_services_archive(definitions, tmp_path):
     with pytest.raises(CommandError, match="is a casemgmt backup"):
         run("restore", "--input", str(renamed), "--target", str(tmp_path / "restored"))
     assert not (tmp_path / "restored").exists()
+
+
+def test_archive_names_its_encryption_keys_without_holding_them(definitions, settings, tmp_path):
+    archive = tmp_path / "orch.tar.gz"
+    run("backup", "--output", str(archive))
+    with tarfile.open(archive) as tar:
+        raw = b"".join(tar.extractfile(name).read() for name in tar.getnames())  # type: ignore[union-attr]
+    assert all(key.encode() not in raw for key in settings.FIELD_ENCRYPTION_KEYS)
+    assert "holds all 1 the backup was taken with" in run("backup", "verify", str(archive))
+
+    settings.FIELD_ENCRYPTION_KEYS = ["b3RoZXIta2V5LW90aGVyLWtleS1vdGhlci1rZXktMzI="]
+    out = run("restore", "--input", str(archive), "--target", str(tmp_path / "restored"), "--dry-run")
+    assert "lacks encryption keys the backup was taken with" in out
