@@ -125,6 +125,8 @@ if OIDC_ENABLED:
 # Agents and execution.
 AGENT_HEARTBEAT_SECONDS = env.int("ORCH_AGENT_HEARTBEAT_SECONDS", default=5)
 AGENT_STALE_SECONDS = env.int("ORCH_AGENT_STALE_SECONDS", default=30)
+# An agent whose worker stops on an error of its own restarts itself, once it had run this long.
+AGENT_RESTART_MIN_UPTIME_SECONDS = env.float("ORCH_AGENT_RESTART_MIN_UPTIME_SECONDS", default=10.0)
 TASK_LOG_MAX_BYTES = env.int("ORCH_TASK_LOG_MAX_BYTES", default=1024 * 1024)
 DEFAULT_TASK_QUEUE = env.str("ORCH_DEFAULT_TASK_QUEUE", default="default")
 TASK_LOG_FLUSH_SECONDS = env.float("ORCH_TASK_LOG_FLUSH_SECONDS", default=0.5)
