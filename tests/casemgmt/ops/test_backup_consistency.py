@@ -8,6 +8,7 @@ import hashlib
 import io
 import threading
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -20,10 +21,14 @@ from psycopg.rows import dict_row
 from casemgmt.audit.models import AuditEvent
 from casemgmt.cases.models import Case
 from casemgmt.cases.services import case_create
+from casemgmt.ops.backup import case_backup_profile
 from casemgmt.vault.models import Blob, Document, blob_key
 from casemgmt.vault.services import document_delete, document_upload
+from casemgmt.vault.storage import vault_storage
 from casemgmt.vault.uploads import HashedUpload
 from shared.audit.services import audit_verify
+from shared.backup.create import BackupRequest, backup_create
+from shared.backup.verify import archive_verify
 from tests.casemgmt.cases.conftest import VALID_DATA, case_type  # noqa: F401 - fixture reused here
 from tests.support.backups import empty_database
 from tests.support.processes import wait_for
@@ -121,3 +126,31 @@ def test_backup_under_concurrent_writes_restores_consistent(admin_user, case_typ
     for blob in blobs:
         stored = target / blob_key(blob["sha256"])
         assert hashlib.sha256(stored.read_bytes()).hexdigest() == blob["sha256"]
+
+
+def test_a_blob_deleted_between_snapshot_and_copy_makes_the_backup_start_again(
+    admin_user, case_type, tmp_path
+):  # noqa: F811
+    case = case_create(user=admin_user, case_type=case_type, data=dict(VALID_DATA))
+    kept, doomed = (
+        document_upload(user=admin_user, upload=HashedUpload.from_bytes(body, name="a.txt"), case=case)
+        for body in (b"kept bytes", b"doomed bytes")
+    )
+    calls = []
+
+    def storage_after_a_deletion():
+        """The vault's storage, reached once the snapshot is taken: the first time, another request
+        has just deleted a document and released its blob."""
+        calls.append(1)
+        if len(calls) == 1:
+            document_delete(user=admin_user, document=doomed)
+        return vault_storage()
+
+    profile = case_backup_profile()
+    profile = replace(profile, blobs=replace(profile.blobs, storage=storage_after_a_deletion))
+    said: list[str] = []
+    request = BackupRequest(output=tmp_path / "b.tar.gz", show_progress=False)
+    manifest = backup_create(profile=profile, request=request, say=said.append)
+    assert any("taking the backup again" in line for line in said), said
+    assert set(manifest.blobs) == {kept.blob_id}
+    assert archive_verify(request.output, show_progress=False).backup_id == manifest.backup_id
