@@ -10,14 +10,12 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from django.core.files.storage import storages
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
 from casemgmt.vault.services import document_delete, document_upload
 from casemgmt.vault.uploads import HashedUpload
-from tests.casemgmt.cases.conftest import case_type, make_case  # noqa: F401 - fixtures reused here
 from tests.support.backups import (
     empty_database,
     files_under,
@@ -27,21 +25,7 @@ from tests.support.backups import (
     url_of,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def vault_root(settings, tmp_path) -> Path:
-    root = tmp_path / "vault"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "vault": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(root)},
-        },
-    }
-    yield root
-    storages._storages.pop("vault", None)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("vault_root")]
 
 
 @pytest.fixture
@@ -62,7 +46,7 @@ def upload(user, content: bytes, case=None):
 
 
 @pytest.fixture
-def data(admin_user, make_case):  # noqa: F811 - the fixture imported above, requested by name
+def data(admin_user, make_case):
     cases = [make_case() for _ in range(3)]
     upload(admin_user, b"first document", cases[0])
     upload(admin_user, b"second document", cases[1])

@@ -9,11 +9,9 @@ import io
 import threading
 from collections import defaultdict
 from dataclasses import replace
-from pathlib import Path
 
 import psycopg
 import pytest
-from django.core.files.storage import storages
 from django.core.management import call_command
 from django.db import connection
 from psycopg.rows import dict_row
@@ -29,32 +27,18 @@ from casemgmt.vault.uploads import HashedUpload
 from shared.audit.services import audit_verify
 from shared.backup.create import BackupRequest, backup_create
 from shared.backup.verify import archive_verify
-from tests.casemgmt.cases.conftest import VALID_DATA, case_type  # noqa: F401 - fixture reused here
+from tests.casemgmt.cases.conftest import VALID_DATA
 from tests.support.backups import empty_database
 from tests.support.processes import wait_for
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def vault_root(settings, tmp_path) -> Path:
-    root = tmp_path / "vault"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "vault": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(root)},
-        },
-    }
-    yield root
-    storages._storages.pop("vault", None)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("vault_root")]
 
 
 class Writer(threading.Thread):
     """Creates a case with a document, over and over; deletes every third document (its blob is
     released), until stopped."""
 
-    def __init__(self, user, case_type) -> None:  # noqa: F811 - the fixture's value, passed in
+    def __init__(self, user, case_type) -> None:
         super().__init__(daemon=True)
         self.user, self.case_type = user, case_type
         self.stop, self.done, self.errors = threading.Event(), 0, []
@@ -81,7 +65,7 @@ def rows(url: str, sql: str) -> list[dict]:
         return db.execute(sql).fetchall()
 
 
-def test_backup_under_concurrent_writes_restores_consistent(admin_user, case_type, tmp_path):  # noqa: F811
+def test_backup_under_concurrent_writes_restores_consistent(admin_user, case_type, tmp_path):
     writer = Writer(admin_user, case_type)
     writer.start()
     try:
@@ -130,7 +114,7 @@ def test_backup_under_concurrent_writes_restores_consistent(admin_user, case_typ
 
 def test_a_blob_deleted_between_snapshot_and_copy_makes_the_backup_start_again(
     admin_user, case_type, tmp_path
-):  # noqa: F811
+):
     case = case_create(user=admin_user, case_type=case_type, data=dict(VALID_DATA))
     kept, doomed = (
         document_upload(user=admin_user, upload=HashedUpload.from_bytes(body, name="a.txt"), case=case)
