@@ -23,7 +23,7 @@ from django.db import connections
 from shared.backup.archive import ArchiveWriter, archive_writer, file_sha256, read_manifest
 from shared.backup.database import DUMP_MEMBER, Database, Snapshot, dump_snapshot
 from shared.backup.errors import BackupError, BlobVanished
-from shared.backup.manifest import BLOB, DATABASE, METADATA, METADATA_KIND, Manifest, Member
+from shared.backup.manifest import BLOB, DATABASE, MANIFEST, METADATA, METADATA_KIND, Manifest, Member
 from shared.backup.metadata import build_metadata
 from shared.backup.profile import BlobSet, ServiceProfile
 from shared.backup.progress import progress_bar
@@ -135,11 +135,10 @@ def _blob_members(blobs: BlobSet | None, held: dict[str, int]) -> list[Member]:
     storage, members = blobs.storage(), []
     for sha in sorted(held):
         key = blobs.key(sha)
-        try:
-            size = storage.size(key)
-        except (FileNotFoundError, OSError) as exc:
-            raise BlobVanished(f"blob {sha} is no longer in storage") from exc
-        members.append(Member(key, BLOB, size, sha))
+        # exists() first: each storage backend signals a missing file its own way from size().
+        if not storage.exists(key):
+            raise BlobVanished(f"blob {sha} is no longer in storage")
+        members.append(Member(key, BLOB, storage.size(key), sha))
     return members
 
 
@@ -154,7 +153,7 @@ def _write(
             archive_writer(partial, request.compression) as writer,
             progress_bar(total=total, description="backup", enabled=request.show_progress) as bar,
         ):
-            writer.add_bytes("manifest.json", manifest.to_json())
+            writer.add_bytes(MANIFEST, manifest.to_json())
             writer.add_bytes(METADATA, metadata)
             database = manifest.database
             with dump.open("rb") as source:
@@ -174,11 +173,9 @@ def _write_blobs(writer: ArchiveWriter, manifest: Manifest, blobs: BlobSet | Non
     for member in manifest.members:
         if member.kind != BLOB:
             continue
-        try:
-            source = storage.open(member.name, "rb")
-        except (FileNotFoundError, OSError) as exc:
-            raise BlobVanished(f"blob {member.sha256} is no longer in storage") from exc
-        with source:
+        if not storage.exists(member.name):
+            raise BlobVanished(f"blob {member.sha256} is no longer in storage")
+        with storage.open(member.name, "rb") as source:
             writer.add_stream(member.name, source, size=member.size, sha256=member.sha256, progress=bar)
 
 
