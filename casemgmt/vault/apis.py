@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from casemgmt.cases.selectors import access_case
 from casemgmt.vault import openapi, selectors, services
-from casemgmt.vault.models import Erasure
+from casemgmt.vault.models import Erasure, blob_key
 from casemgmt.vault.storage import presigned_url, vault_storage
 from casemgmt.vault.tokens import SignedToken, token_check
 from casemgmt.vault.uploads import HashingUploadHandler, require_upload
@@ -67,11 +67,12 @@ def signed_url_out(request: Request, document: Document, signed: SignedToken) ->
 
 def content_response(document: Document, *, redirect: type[HttpResponseRedirectBase]) -> HttpResponseBase:
     """A redirect to the store's own presigned URL when it has one, else the bytes themselves."""
-    url = presigned_url(key=document.blob.key, filename=document.filename, mime_type=document.mime_type)
+    key = blob_key(document.blob_id)
+    url = presigned_url(key=key, filename=document.filename, mime_type=document.mime_type)
     if url is not None:
         return redirect(url)
     response = FileResponse(
-        vault_storage().open(document.blob.key, "rb"),
+        vault_storage().open(key, "rb"),
         as_attachment=True,
         filename=document.filename,
         content_type=document.mime_type,

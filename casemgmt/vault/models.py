@@ -85,9 +85,7 @@ class Erasure(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     subject = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    requested_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
-    )
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     scope = models.CharField(max_length=10, choices=SCOPES)
     reason = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=STATUSES, default=PENDING)
@@ -109,6 +107,14 @@ class Erasure(models.Model):
     class Meta:
         ordering = ("-requested_at",)
         indexes = [models.Index(fields=["status", "heartbeat_at"], name="erasure_status_idx")]
+        constraints = [
+            # One unfinished job per principal and scope, even when two requests arrive at once.
+            models.UniqueConstraint(
+                fields=["tenant", "subject", "scope"],
+                condition=models.Q(status__in=["pending", "running"]),
+                name="erasure_one_unfinished_per_subject",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"erasure {self.id} ({self.status})"

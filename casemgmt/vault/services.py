@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from casemgmt.accounts.models import User
 from casemgmt.audit.services import record
@@ -106,19 +106,21 @@ def erasure_request(*, user: User, subject_id: UUID, reason: str, scope: str) ->
         raise NotFound("User not found.")
     if scope == Erasure.FULL and subject.pk == user.pk:
         raise InvalidState("You cannot erase your own account.")
-    unfinished = Erasure.objects.select_for_update().filter(
+    unfinished = Erasure.objects.filter(
         tenant_id=tenant_id, subject=subject, scope=scope, status__in=[Erasure.PENDING, Erasure.RUNNING]
     )
-    if unfinished.exists():
-        return unfinished.first()  # type: ignore[return-value]
-    erasure = Erasure.objects.create(
-        tenant_id=tenant_id,
-        subject=subject,
-        requested_by=user,
-        scope=scope,
-        reason=reason,
-        requested_at=now_ms(),
-    )
+    try:
+        with transaction.atomic():
+            erasure = Erasure.objects.create(
+                tenant_id=tenant_id,
+                subject=subject,
+                requested_by=user,
+                scope=scope,
+                reason=reason,
+                requested_at=now_ms(),
+            )
+    except IntegrityError:  # an unfinished job exists (perhaps created a moment ago by a twin request)
+        return unfinished.get()
     event = record(
         tenant_id=tenant_id,
         actor=str(user.id),
