@@ -153,13 +153,23 @@ def _extract(path: Path, members: list[Member], target: Path, show_progress: boo
 
 def _write_member(member: Member, stream: BinaryIO, target: Path, bar: object) -> None:
     destination = target / member.name
-    destination.parent.mkdir(parents=True, exist_ok=True)
     reader = HashingReader(stream, bar)
-    with destination.open("wb") as handle:
-        while chunk := reader.read(CHUNK):
-            handle.write(chunk)
+    with _writable(destination) as handle:
+        while chunk := reader.read(CHUNK):  # a damaged archive raises here, reported as such
+            try:
+                handle.write(chunk)
+            except OSError as exc:  # the target's fault (full, not writable), not the archive's
+                raise BackupError(f"cannot write {destination}: {exc}") from None
     if reader.length != member.size or reader.hexdigest() != member.sha256:
         raise BackupError(f"member {member.name} does not match its checksum: the archive is damaged")
+
+
+def _writable(destination: Path) -> BinaryIO:
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        return destination.open("wb")
+    except OSError as exc:
+        raise BackupError(f"cannot write {destination}: {exc}") from None
 
 
 def _schema_notice(target: Path, say: Say) -> None:
