@@ -225,6 +225,9 @@ STORAGES: dict[str, dict[str, Any]] = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     "vault": VAULT_STORAGE_BACKEND,
 }
+# `restore` also loads the dump into this empty database when set (or given as --database-url); the
+# URL may carry a password, so an environment variable keeps it off command lines.
+RESTORE_DATABASE_URL = env.str("CASE_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
