@@ -22,7 +22,7 @@ import psycopg.errors
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from shared.api.errors import NotConfigured, ValidationFailed
+from shared.api.errors import ApplicationError, NotConfigured, ValidationFailed
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,14 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _query_error(exc: DatabaseError) -> ValidationFailed:
-    """A failed query is the caller's: a 400 with PostgreSQL's own first line."""
+def _query_error(exc: DatabaseError) -> ApplicationError:
+    """A failed query is the caller's (400 with PostgreSQL's own first line), except a privilege
+    error: a checked query reads only the views, so the role lacks its grants (a restore without
+    privileges, say) and the service is what needs fixing."""
+    if isinstance(exc.__cause__, psycopg.errors.InsufficientPrivilege):
+        return NotConfigured(
+            f"Report queries are not set up in this database: {_first_line(exc)}", code="not_configured"
+        )
     if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
         timeout = settings.REPORTS_STATEMENT_TIMEOUT_MS
         return ValidationFailed(

@@ -11,7 +11,7 @@ from django.db import connection
 from casemgmt.cases.models import Case
 from casemgmt.cases.services import case_type_create
 from casemgmt.reports.sandbox import run_readonly
-from shared.api.errors import ValidationFailed
+from shared.api.errors import NotConfigured, ValidationFailed
 
 pytestmark = pytest.mark.django_db
 
@@ -94,17 +94,27 @@ def test_tricks_are_refused_before_anything_is_stored(api, analyst, world, other
 
 def test_the_database_walls_hold_without_the_checker(world, other_world):
     """What runs here skips the checker: the role, the schema and the read-only transaction
-    still refuse."""
+    still refuse. A privilege error can only mean missing grants for a checked query, so it is
+    reported as the service's set-up (503), not as the caller's query."""
     tenant = world.tenant.id
-    for sql, reason in [
-        ("SELECT count(*) FROM public.cases_case", "permission denied"),
-        ("SELECT count(*) FROM public.accounts_user", "permission denied"),
-        ("SELECT count(*) FROM cases_case", "does not exist"),
-    ]:
-        with pytest.raises(ValidationFailed) as caught:
+    for sql in ["SELECT count(*) FROM public.cases_case", "SELECT count(*) FROM public.accounts_user"]:
+        with pytest.raises(NotConfigured) as denied:
             run_readonly(tenant_id=tenant, sql=sql)
-        assert caught.value.code == "query_failed" and reason in caught.value.message, caught.value.message
+        assert "permission denied" in denied.value.message, denied.value.message
+    with pytest.raises(ValidationFailed) as missing:
+        run_readonly(tenant_id=tenant, sql="SELECT count(*) FROM cases_case")
+    assert missing.value.code == "query_failed" and "does not exist" in missing.value.message
     assert run_readonly(tenant_id=tenant, sql="SELECT count(*) AS n FROM cases").rows == [{"n": 6}]
+
+
+def test_a_role_without_its_grants_is_503(api, analyst, world):
+    client = api(analyst)
+    report = saved(client, "SELECT count(*) FROM cases")
+    with connection.cursor() as cursor:  # as after a restore that dropped the privileges
+        cursor.execute("REVOKE SELECT ON reporting.cases FROM casemgmt_report_reader")
+    response = client.post(f"/reports/{report}/run")
+    assert response.status_code == 503 and response.json()["code"] == "not_configured"
+    assert "permission denied" in response.json()["message"]
 
 
 def test_the_transaction_is_read_only_even_without_the_role(settings, world):
