@@ -188,4 +188,7 @@ STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("CASE_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 LOGGING = conf.logging_config(env.str("CASE_LOG_LEVEL", default="INFO"))
+# urllib3 logs request lines (URL with its query) at DEBUG; connector URLs may carry credentials
+# (webhook URLs, tokens in queries), and connectors log their calls themselves, redacted.
+LOGGING["loggers"]["urllib3"] = {"level": "WARNING"}
 PROMETHEUS_METRIC_NAMESPACE = ""
