@@ -31,6 +31,7 @@ from casemgmt.connectors.inputs import InputProblems, prepared_inputs
 from casemgmt.connectors.invocation import Call, Outcome, invoke
 from casemgmt.connectors.models import Delivery, Invocation
 from casemgmt.connectors.registry import connector_get
+from casemgmt.workflows.engine import template_context
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services.steps import step_fail, step_succeed
 from shared.api.errors import ApplicationError
@@ -103,7 +104,7 @@ def _claim(delivery_id: str) -> Delivery | None:
     ).update(status=Delivery.SENDING, attempts=F("attempts") + 1, claimed_until=now + lease())
     if not claimed:
         return None
-    return Delivery.objects.select_related("step").get(pk=delivery_id)
+    return Delivery.objects.select_related("step", "case").get(pk=delivery_id)
 
 
 def delivery_send(*, delivery_id: str) -> None:
@@ -124,9 +125,18 @@ def delivery_send(*, delivery_id: str) -> None:
             tenant_id=delivery.tenant_id, idempotency_key=str(delivery.pk), delivery=delivery,
             source=Invocation.REPLAY if delivery.replays else Invocation.STEP, case_id=delivery.case_id,
             step_id=delivery.step.step_id if delivery.step else None, attempt=delivery.attempts,
+            template_context=_send_context(delivery),
         )  # fmt: skip
         outcome = invoke(connector, delivery.action, delivery.inputs, call)
     _settle(delivery, outcome)
+
+
+def _send_context(delivery: Delivery) -> dict[str, Any]:
+    """The case as it is when the call is made, for connectors that render templates of their own
+    (a snapshot from when the call was queued is what `prepare` stores in the inputs)."""
+    if delivery.case is None:
+        return {}
+    return {**template_context(delivery.case), "case_id": str(delivery.case_id)}
 
 
 def _settle(delivery: Delivery, outcome: Outcome) -> None:

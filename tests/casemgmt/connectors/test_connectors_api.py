@@ -228,3 +228,13 @@ def test_openapi_documents_the_connector_endpoints(api):
     assert {"/connectors", "/connectors/{key}/config", "/connectors/{key}/actions/{action}/test",
             "/connectors/invocations", "/connectors/deliveries", "/connectors/deliveries/{delivery_id}/replay"} <= set(paths)  # fmt: skip
     assert paths["/connectors/{key}/actions/{action}/test"]["post"]["responses"]["200"]
+
+
+def test_invocations_and_deliveries_newest_first(api, admin_user, tenant, receiver, allow_local):
+    client = api(admin_user)
+    for path in ("/status/201", "/status/202"):
+        client.post("/connectors/http/actions/request/test",
+                    {"config": {"method": "GET", "url": f"{receiver.url}{path}"}}, format="json")  # fmt: skip
+    assert [r["statusCode"] for r in client.get("/connectors/invocations").json()["data"]] == [202, 201]
+    page = client.get("/connectors/invocations?limit=1&offset=1").json()
+    assert page["total"] == 2 and [r["statusCode"] for r in page["data"]] == [201]
