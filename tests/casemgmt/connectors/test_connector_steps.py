@@ -7,8 +7,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from casemgmt.connectors.models import Delivery, Invocation
 from casemgmt.connectors.tasks import sweep_deliveries
@@ -171,6 +173,18 @@ class TestThroughTheWorker:
         case = flow.case()
         step = wait_step(case["id"], "call")
         assert step.status == "failed" and "unsafe_target" in step.error and step.attempts == 1
+
+    def test_sweep_sends_a_row_whose_message_was_lost(self, flow, connector_worker, receiver, settings):
+        flow.workflow([http_step(f"{receiver.url}/echo"), task_step("review")])
+        settings.CONNECTOR_QUEUE = f"case.nobody-{uuid.uuid4().hex[:6]}"  # the kick at commit is lost
+        case = flow.case()
+        settings.CONNECTOR_QUEUE = QUEUE
+        delivery = Delivery.objects.get(case_id=case["id"])
+        assert delivery.status == "pending" and receiver.received() == []
+        Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=1))
+        assert sweep_deliveries() == 1
+        assert wait_step(case["id"], "call").status == "completed"
+        assert len(receiver.received("/echo")) == 1
 
 
 @pytest.mark.worker

@@ -4,12 +4,14 @@ duplicated send never sends twice, publish-time checks of connector steps."""
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
+from django.utils import timezone
 
 from casemgmt.cases.models import Case
-from casemgmt.connectors.delivery import backoff_seconds, delivery_send
+from casemgmt.connectors.delivery import backoff_seconds, deliveries_sweep, delivery_send
 from casemgmt.connectors.models import Delivery
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.workflows.conftest import Flow, task_step
@@ -129,3 +131,17 @@ def test_concurrent_sends_of_one_delivery_send_once(flow, receiver, django_captu
     assert len(receiver.received("/echo")) == 1
     assert Delivery.objects.get(pk=delivery_id).status == "delivered"
     assert CaseStep.objects.get(case_id=case["id"], step_id="call").status == "completed"
+
+
+def test_a_crash_on_every_attempt_ends_dead_and_applies_on_failure(flow, receiver):
+    """A worker that dies on each attempt (simulated: the row left `sending` with its lease over
+    and no attempts left) is counted like a failure: the sweep dead-letters it and onFailure runs."""
+    flow.workflow([step(f"{receiver.url}/echo", retries=1, onFailure="skip"), task_step("review")])
+    case = flow.case()
+    Delivery.objects.filter(case_id=case["id"]).update(
+        status=Delivery.SENDING, attempts=2, claimed_until=timezone.now() - timedelta(seconds=1)
+    )
+    deliveries_sweep()
+    delivery = Delivery.objects.get(case_id=case["id"])
+    assert delivery.status == "dead" and "worker lost" in delivery.last_error
+    assert flow.statuses(case["id"]) == {"call": "skipped", "review": "active"} and receiver.received() == []
