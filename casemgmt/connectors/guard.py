@@ -10,21 +10,14 @@ resolution cannot swap in an inner address between check and connect (DNS rebind
 from __future__ import annotations
 
 import ipaddress
-import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-# Instance metadata endpoints (AWS/GCP/Azure IPv4, AWS IPv6): never reachable from a connector.
-METADATA_ADDRESSES = frozenset(
-    {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
-)
+from shared.ssrf import METADATA_ADDRESSES, IPAddress, UnsafeTarget, refusal, resolve
 
-
-class UnsafeTarget(Exception):
-    pass
+__all__ = ["METADATA_ADDRESSES", "Target", "UnsafeTarget", "check_url", "host_allowed", "refusal", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -34,19 +27,6 @@ class Target:
     port: int
     address: str  # the checked address to connect to
     path: str  # path and query
-
-
-def refusal(ip: IPAddress) -> str | None:
-    """Why an address may not be reached without an allow-list entry, or None when it is public."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    checks = (
-        (ip in METADATA_ADDRESSES, "a cloud metadata"), (ip.is_loopback, "a loopback"),
-        (ip.is_link_local, "a link-local"), (ip.is_unspecified, "an unspecified"),
-        (ip.is_multicast, "a multicast"), (ip.is_private, "a private"),
-        (not ip.is_global, "a non-public"),
-    )  # fmt: skip
-    return next((f"{what} address" for hit, what in checks if hit), None)
 
 
 def host_allowed(host: str, ip: IPAddress) -> bool:
@@ -67,15 +47,6 @@ def host_allowed(host: str, ip: IPAddress) -> bool:
         except ValueError:
             continue
     return False
-
-
-def resolve(host: str, port: int) -> list[IPAddress]:
-    try:
-        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise UnsafeTarget(f"host {host!r} does not resolve") from exc
-    addresses = {ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos}
-    return sorted(addresses, key=lambda a: (a.version, int(a)))
 
 
 def check_url(url: str) -> Target:

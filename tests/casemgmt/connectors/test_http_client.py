@@ -10,6 +10,7 @@ import pytest
 from casemgmt.connectors import guard
 from casemgmt.connectors.base import ConnectorError
 from casemgmt.connectors.http import GuardedHttp
+from shared import ssrf
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "PUT", "PATCH", "DELETE"])
@@ -100,7 +101,7 @@ def test_connection_is_pinned_to_the_checked_address(receiver, settings, monkeyp
         return real(host, *args, **kwargs)
 
     # The outside system here is DNS: a resolver that changes its answer between lookups.
-    monkeypatch.setattr(guard.socket, "getaddrinfo", fake_getaddrinfo)
+    monkeypatch.setattr(ssrf.socket, "getaddrinfo", fake_getaddrinfo)
     response = GuardedHttp().request("GET", f"http://rebind.test:{port}/echo")
     assert response.status_code == 200
     assert receiver.received("/echo")[-1].headers["Host"] == f"rebind.test:{port}"
