@@ -17,7 +17,7 @@ from casemgmt.connectors.models import ConnectorConfig, Invocation
 from casemgmt.connectors.redaction import MASK, redact_config, scrub_value
 from casemgmt.connectors.registry import connector_get
 from casemgmt.connectors.selectors import connector_config_get_or_none
-from shared.api.errors import NotFound, ValidationFailed
+from shared.api.errors import NotConfigured, NotFound, ValidationFailed
 from shared.api.time import iso, now_ms
 
 if TYPE_CHECKING:
@@ -58,6 +58,21 @@ def _config_errors(connector: Connector, config: dict[str, Any]) -> list[dict[st
     return errors or connector.check_config(config)
 
 
+def _stored(row: ConnectorConfig | None, *, missing_key_ok: bool) -> dict[str, Any]:
+    """The stored configuration. One that no configured key opens (its key was dropped before
+    `rotate_connector_keys` ran) reads as a 503 `not_configured`, and a PUT replaces it."""
+    if row is None:
+        return {}
+    try:
+        return crypto.decrypt_json(row.config_encrypted)
+    except crypto.UndecryptableConfig:
+        if missing_key_ok:
+            return {}
+        raise NotConfigured(
+            "the stored configuration does not decrypt with the configured keys; store it again"
+        ) from None
+
+
 @transaction.atomic
 def connector_config_set(*, user: User, key: str, config: dict[str, Any]) -> ConnectorConfig:
     """Stores a tenant's configuration, encrypted with the current first key. A secret given as
@@ -65,7 +80,7 @@ def connector_config_set(*, user: User, key: str, config: dict[str, Any]) -> Con
     back does not lose its credentials."""
     connector, _ = connector_require(key)
     row = ConnectorConfig.objects.select_for_update().filter(tenant_id=_tenant(user), key=key).first()
-    previous = crypto.decrypt_json(row.config_encrypted) if row is not None else {}
+    previous = _stored(row, missing_key_ok=True)
     secret_keys = connector.all_secret_keys()
     merged = {k: (previous.get(k) if v == MASK and k in secret_keys else v) for k, v in config.items()}
     if errors := _config_errors(connector, merged):
@@ -84,7 +99,7 @@ def connector_config_set(*, user: User, key: str, config: dict[str, Any]) -> Con
 def connector_config_redacted(*, tenant_id: Any, key: str) -> dict[str, Any]:
     connector, _ = connector_require(key)
     row = connector_config_get_or_none(tenant_id=tenant_id, key=key)
-    config = crypto.decrypt_json(row.config_encrypted) if row is not None else {}
+    config = _stored(row, missing_key_ok=False)
     return {
         "key": key,
         "config": redact_config(config, connector.all_secret_keys()),

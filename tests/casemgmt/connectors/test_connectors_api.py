@@ -238,3 +238,17 @@ def test_invocations_and_deliveries_newest_first(api, admin_user, tenant, receiv
     assert [r["statusCode"] for r in client.get("/connectors/invocations").json()["data"]] == [202, 201]
     page = client.get("/connectors/invocations?limit=1&offset=1").json()
     assert page["total"] == 2 and [r["statusCode"] for r in page["data"]] == [201]
+
+
+def test_config_whose_key_was_dropped(api, admin_user, settings):
+    client = api(admin_user)
+    client.put("/connectors/webhook/config", {"config": {"secret": SECRET}}, format="json")
+    settings.FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]  # the old key dropped too early
+    unreadable = client.get("/connectors/webhook/config")
+    assert unreadable.status_code == 503 and unreadable.json()["code"] == "not_configured"
+    replaced = client.put(
+        "/connectors/webhook/config", {"config": {"secret": "new-secret-value"}}, format="json"
+    )
+    assert replaced.status_code == 200 and client.get("/connectors/webhook/config").json()["config"] == {
+        "secret": "***"
+    }
