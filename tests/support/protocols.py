@@ -246,6 +246,7 @@ class GoogleChatServer(ProtocolServer):
         self.key = key
         self.token = token
         self.count = itertools.count(1)
+        self.by_request_id: dict[str, dict[str, Any]] = {}
 
     @property
     def webhook_url(self) -> str:
@@ -259,19 +260,23 @@ class GoogleChatServer(ProtocolServer):
         body = json_body(request)
         if not isinstance(body, dict) or not (body.get("text") or body.get("cardsV2")):
             return self.error(400, "Message cannot be empty.", "INVALID_ARGUMENT")
+        request_id = (request.query.get("requestId") or [""])[0]
+        if request_id in self.by_request_id:
+            # Like Google Chat: a repeated request id answers the message it already created.
+            return Reply(200, self.by_request_id[request_id])
         number = next(self.count)
         thread_key = (request.query.get("threadKey") or [f"thread{number}"])[0]
-        return Reply(
-            200,
-            {
-                "name": f"spaces/{self.SPACE}/messages/msg{number}.msg{number}",
-                "sender": {"name": "users/114022495153014004089", "type": "BOT"},
-                "text": body.get("text", ""),
-                "thread": {"name": f"spaces/{self.SPACE}/threads/{thread_key}"},
-                "space": {"name": f"spaces/{self.SPACE}", "type": "ROOM"},
-                "createTime": "2026-11-23T10:00:00.000000Z",
-            },
-        )
+        message = {
+            "name": f"spaces/{self.SPACE}/messages/msg{number}.msg{number}",
+            "sender": {"name": "users/114022495153014004089", "type": "BOT"},
+            "text": body.get("text", ""),
+            "thread": {"name": f"spaces/{self.SPACE}/threads/{thread_key}"},
+            "space": {"name": f"spaces/{self.SPACE}", "type": "ROOM"},
+            "createTime": "2026-11-23T10:00:00.000000Z",
+        }
+        if request_id:
+            self.by_request_id[request_id] = message
+        return Reply(200, message)
 
     def error(self, code: int, message: str, status: str) -> Reply:
         return Reply(code, {"error": {"code": code, "message": message, "status": status}})
@@ -336,13 +341,22 @@ class JiraServer(ProtocolServer):
         if not (fields.get("issuetype") or {}).get("name"):
             problems["issuetype"] = "Specify an issue type"
         if "description" in fields and not is_adf(fields["description"]):
-            problems["description"] = "Operation value must be an Atlassian Document (see the Atlassian Document Format)"
+            problems["description"] = (
+                "Operation value must be an Atlassian Document (see the Atlassian Document Format)"
+            )
         if problems:
             return Reply(400, self.errors([], problems))
         number = next(self.numbers)
         key = f"{self.project}-{number}"
         self.issues[key] = {"fields": fields, "comments": [], "status": "To Do"}
-        return Reply(201, {"id": str(10000 + number), "key": key, "self": f"{self.base_url}/rest/api/3/issue/{10000 + number}"})
+        return Reply(
+            201,
+            {
+                "id": str(10000 + number),
+                "key": key,
+                "self": f"{self.base_url}/rest/api/3/issue/{10000 + number}",
+            },
+        )
 
     def edit(self, request: Recorded, key: str) -> Reply:
         body = self.body_of(request)
@@ -350,7 +364,9 @@ class JiraServer(ProtocolServer):
         if not isinstance(fields, dict) or not fields:
             return Reply(400, self.errors(["No fields to update."]))
         if "description" in fields and not is_adf(fields["description"]):
-            return Reply(400, self.errors([], {"description": "Operation value must be an Atlassian Document"}))
+            return Reply(
+                400, self.errors([], {"description": "Operation value must be an Atlassian Document"})
+            )
         self.issues[key]["fields"].update(fields)
         return Reply(204)
 

@@ -8,7 +8,7 @@ message it already created, so a redelivered step never posts twice.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit
 
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
 from casemgmt.connectors.http import raise_for_status
@@ -57,9 +57,11 @@ def request_id(idempotency_key: str) -> str:
 
 
 def with_query(url: str, extra: dict[str, str]) -> str:
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in extra]
-    return urlunsplit(parts._replace(query=urlencode(query + list(extra.items()))))
+    """Appends to the URL as written, so the configured URL stays a prefix of the one sent and is
+    still recognised (and scrubbed) as the secret it is in the invocation log."""
+    base, _, fragment = url.partition("#")
+    separator = "&" if urlsplit(base).query else ("" if base.endswith("?") else "?")
+    return base + separator + urlencode(extra) + (f"#{fragment}" if fragment else "")
 
 
 CONNECTOR = GoogleChatConnector()
