@@ -411,7 +411,7 @@ def is_adf(value: Any) -> bool:
 
 class SmtpSink:
     """An aiosmtpd server on 127.0.0.1 that keeps every message it is given, parsed; with
-    `require_auth` it accepts only AUTH PLAIN/LOGIN with the given username and password."""
+    a username it accepts only AUTH PLAIN with the given username and password."""
 
     def __init__(self, *, username: str | None = None, password: str | None = None) -> None:
         # aiosmtpd is a test dependency only.
@@ -429,11 +429,13 @@ class SmtpSink:
 
         def authenticator(server: Any, session: Any, envelope: Any, mechanism: str, auth_data: Any) -> Any:
             ok = auth_data.login.decode() == username and auth_data.password.decode() == password
-            return AuthResult(success=ok)
+            return AuthResult(success=ok, handled=False)
 
         options: dict[str, Any] = {}
         if username is not None:
             options = {"authenticator": authenticator, "auth_require_tls": False, "auth_required": True}
+            # One mechanism, so a refused login is one 535 (smtplib would otherwise try LOGIN next).
+            options["auth_exclude_mechanism"] = ["LOGIN"]
         self.port = free_port()
         self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port, **options)
 
