@@ -144,6 +144,12 @@ CONNECTOR_RETRIES = env.int("CASE_CONNECTOR_RETRIES", default=3)
 CONNECTOR_RETRY_BASE_SECONDS = env.float("CASE_CONNECTOR_RETRY_BASE_SECONDS", default=1.0)
 CONNECTOR_RETRY_MAX_SECONDS = env.float("CASE_CONNECTOR_RETRY_MAX_SECONDS", default=60.0)
 CONNECTOR_QUEUE = env.str("CASE_CONNECTOR_QUEUE", default=CELERY_DEFAULT_QUEUE)
+# How long one attempt may run before the sweep counts its worker as lost and starts the next
+# attempt: keep it above the longest call (six redirect hops at the maximum timeout).
+CONNECTOR_ATTEMPT_LEASE_SECONDS = env.float(
+    "CASE_CONNECTOR_ATTEMPT_LEASE_SECONDS", default=6 * CONNECTOR_MAX_TIMEOUT_SECONDS + 30
+)
+CONNECTOR_SWEEP_SECONDS = env.float("CASE_CONNECTOR_SWEEP_SECONDS", default=30.0)
 
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
@@ -159,6 +165,10 @@ CELERY_BEAT_SCHEDULE = vars().get("CELERY_BEAT_SCHEDULE") or {}
 CELERY_BEAT_SCHEDULE["workflows-escalate-overdue-tasks"] = {
     "task": "casemgmt.workflows.escalate_overdue_tasks",
     "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+}
+CELERY_BEAT_SCHEDULE["connectors-sweep-deliveries"] = {
+    "task": "casemgmt.connectors.sweep_deliveries",
+    "schedule": CONNECTOR_SWEEP_SECONDS,
 }
 
 # A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow
