@@ -13,11 +13,13 @@ from __future__ import annotations
 import html as htmllib
 from typing import Any
 
+from casemgmt.cases.models import Case
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
 from casemgmt.prompts.selectors import prompt_template_get_or_none
 from casemgmt.templating.renderer import TemplateError, render
 from casemgmt.vault.generated import document_generated_save
 from casemgmt.vault.models import Document
+from casemgmt.workflows.engine import template_context
 
 MAX_PDF_BYTES = 20 * 1024 * 1024
 
@@ -68,9 +70,20 @@ def render_stored(context: InvocationContext, name: str) -> str:
     if stored is None:
         raise ConnectorError("invalid_input", f"pdf: no stored template named {name!r}")
     try:
-        return render(stored.template, escaped(context.template_context))
+        return render(stored.template, escaped(variables(context)))
     except TemplateError as exc:
         raise ConnectorError("invalid_input", f"pdf: template {name!r} does not render: {exc}") from exc
+
+
+def variables(context: InvocationContext) -> dict[str, Any]:
+    """The template variables: those handed over by the caller, else (a step run by a worker) the
+    case as it is now, so the document shows the case at the time it was generated."""
+    if "case_data" in context.template_context or context.case_id is None:
+        return context.template_context
+    case = Case.objects.filter(tenant_id=context.tenant_id, id=context.case_id).first()
+    if case is None:
+        raise ConnectorError("invalid_input", "pdf: the case no longer exists")
+    return template_context(case)
 
 
 def escaped(value: Any) -> Any:
