@@ -45,11 +45,15 @@ class EmailConnector(Connector):
         "username": Input("string"),
         "password": Input("string"),
         "use_tls": Input("boolean", default=True, description="STARTTLS after connecting."),
-        "from": Input("string", required=True, description="Sender address, e.g. Acme Cases <cases@acme.test>."),
+        "from": Input(
+            "string", required=True, description="Sender address, e.g. Acme Cases <cases@acme.test>."
+        ),
     }
     actions = {
         "send": Action(
-            "send", "Send email", {"to": Input("any", required=True, description="Address or list."), **MESSAGE_INPUTS}
+            "send",
+            "Send email",
+            {"to": Input("any", required=True, description="Address or list."), **MESSAGE_INPUTS},
         ),
         "send_bulk": Action(
             "send_bulk",
@@ -68,7 +72,11 @@ class EmailConnector(Connector):
             return [{"field": field, "error": "at least one email address is required"}]
         if action == "send_bulk" and len(addresses) > MAX_BULK:
             return [{"field": field, "error": f"at most {MAX_BULK} recipients"}]
-        bad = [a for a in addresses + addresses_of(inputs.get("cc")) + addresses_of(inputs.get("bcc")) if not valid(a)]
+        bad = [
+            a
+            for a in addresses + addresses_of(inputs.get("cc")) + addresses_of(inputs.get("bcc"))
+            if not valid(a)
+        ]
         return [{"field": field, "error": f"not an email address: {bad[0]}"}] if bad else []
 
     def invoke(
@@ -81,7 +89,9 @@ class EmailConnector(Connector):
                 for index, address in enumerate(addresses_of(inputs["recipients"]))
             ]
         else:
-            messages = [message(inputs, config, to=addresses_of(inputs["to"]), message_id=context.idempotency_key)]
+            messages = [
+                message(inputs, config, to=addresses_of(inputs["to"]), message_id=context.idempotency_key)
+            ]
         sent = deliver(connection, messages, context)
         recipients = [r for m in messages for r in m.recipients()]
         return Result(250, {"sent": sent, "recipients": recipients}, output={"sent": sent})
@@ -116,7 +126,9 @@ def check_host(host: str, port: int) -> None:
             raise ConnectorError("unsafe_target", f"{host} resolves to {reason} ({ip}); refused")
 
 
-def message(inputs: dict[str, Any], config: dict[str, Any], *, to: list[str], message_id: str) -> EmailMultiAlternatives:
+def message(
+    inputs: dict[str, Any], config: dict[str, Any], *, to: list[str], message_id: str
+) -> EmailMultiAlternatives:
     email = EmailMultiAlternatives(
         subject=str(inputs["subject"]).replace("\n", " ").replace("\r", " "),
         body=str(inputs["body"]),
@@ -132,7 +144,9 @@ def message(inputs: dict[str, Any], config: dict[str, Any], *, to: list[str], me
     return email
 
 
-def deliver(connection: EmailBackend, messages: list[EmailMultiAlternatives], context: InvocationContext) -> int:
+def deliver(
+    connection: EmailBackend, messages: list[EmailMultiAlternatives], context: InvocationContext
+) -> int:
     where = f"smtp://{connection.host}:{connection.port}"
     try:
         with connection:
@@ -154,13 +168,19 @@ def smtp_error(exc: Exception) -> ConnectorError:
                               status_code=codes[0] if codes else None)  # fmt: skip
     if isinstance(exc, smtplib.SMTPResponseException):
         code = exc.smtp_code
-        text = exc.smtp_error.decode(errors="replace") if isinstance(exc.smtp_error, bytes) else str(exc.smtp_error)
+        text = (
+            exc.smtp_error.decode(errors="replace")
+            if isinstance(exc.smtp_error, bytes)
+            else str(exc.smtp_error)
+        )
         return ConnectorError("smtp_error", f"email: SMTP {code} {text}"[:300], transient=400 <= code < 500,
                               status_code=code)  # fmt: skip
     if isinstance(exc, socket.timeout | TimeoutError):
         return ConnectorError("timeout", "email: the SMTP server did not answer in time", transient=True)
     if isinstance(exc, smtplib.SMTPException | OSError):
-        return ConnectorError("network_error", f"email: {exc.__class__.__name__}: {exc}"[:300], transient=True)
+        return ConnectorError(
+            "network_error", f"email: {exc.__class__.__name__}: {exc}"[:300], transient=True
+        )
     return ConnectorError("smtp_error", f"email: {exc.__class__.__name__}")
 
 

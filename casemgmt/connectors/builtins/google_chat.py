@@ -19,7 +19,9 @@ class GoogleChatConnector(Connector):
     display_name = "Google Chat"
     description = "Posts messages to a Google Chat space through its incoming webhook."
     requires_auth = True
-    config_keys = {"webhookUrl": Input("string", required=True, description="The space's incoming webhook URL.")}
+    config_keys = {
+        "webhookUrl": Input("string", required=True, description="The space's incoming webhook URL.")
+    }
     actions = {
         "send_message": Action(
             "send_message",
@@ -39,7 +41,10 @@ class GoogleChatConnector(Connector):
             raise ConnectorError("not_configured", "google_chat: no webhook URL configured")
         extra = {"requestId": request_id(context.idempotency_key)}
         if inputs.get("threadKey"):
-            extra |= {"threadKey": inputs["threadKey"], "messageReplyOption": "REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD"}
+            extra |= {
+                "threadKey": inputs["threadKey"],
+                "messageReplyOption": "REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD",
+            }
         response = context.http.request(
             "POST", with_query(url, extra), headers={"Content-Type": "application/json; charset=UTF-8"},
             json={"text": inputs["text"]},
@@ -47,7 +52,11 @@ class GoogleChatConnector(Connector):
         raise_for_status(response, connector="google_chat")
         body = response.body_value()
         message = body if isinstance(body, dict) else {}
-        output = {"ok": True, "name": message.get("name"), "thread": (message.get("thread") or {}).get("name")}
+        output = {
+            "ok": True,
+            "name": message.get("name"),
+            "thread": (message.get("thread") or {}).get("name"),
+        }
         return Result(response.status_code, body, output=output)
 
 

@@ -39,7 +39,9 @@ class JiraConnector(Connector):
                 "issueType": Input("string", default="Task", description="Issue type name."),
                 "description": Input("string", description="Plain text; becomes an Atlassian Document."),
                 "labels": Input("array"),
-                "fields": Input("object", description="Further fields, as Jira names them (customfield_10010 ...)."),
+                "fields": Input(
+                    "object", description="Further fields, as Jira names them (customfield_10010 ...)."
+                ),
             },
         ),
         "update_issue": Action(
@@ -59,13 +61,18 @@ class JiraConnector(Connector):
         "transition_issue": Action(
             "transition_issue",
             "Transition issue",
-            {"issueKey": ISSUE_KEY, "transition": Input("string", required=True, description="Transition id or name.")},
+            {
+                "issueKey": ISSUE_KEY,
+                "transition": Input("string", required=True, description="Transition id or name."),
+            },
         ),
     }
 
     def check_inputs(self, action: str, inputs: dict[str, Any]) -> list[dict[str, str]]:
         if action == "update_issue" and not issue_fields(inputs):
-            return [{"field": "fields", "error": "nothing to update: give summary, description, labels or fields"}]
+            return [
+                {"field": "fields", "error": "nothing to update: give summary, description, labels or fields"}
+            ]
         return []
 
     def invoke(
@@ -146,7 +153,9 @@ class JiraApi:
             if wanted.casefold() in {str(n).casefold() for n in names if n}:
                 return str(transition["id"])
         available = ", ".join(str(t.get("name")) for t in listed)
-        raise ConnectorError("invalid_input", f"jira: no transition {wanted!r} on this issue (available: {available})")
+        raise ConnectorError(
+            "invalid_input", f"jira: no transition {wanted!r} on this issue (available: {available})"
+        )
 
     def result(self, output: dict[str, Any]) -> Result:
         response = self.last

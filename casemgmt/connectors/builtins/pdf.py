@@ -44,7 +44,12 @@ class PdfConnector(Connector):
 
     def check_inputs(self, action: str, inputs: dict[str, Any]) -> list[dict[str, str]]:
         if bool(inputs.get("template")) == bool(inputs.get("html")):
-            return [{"field": "template", "error": "give exactly one of template (a stored template name) or html"}]
+            return [
+                {
+                    "field": "template",
+                    "error": "give exactly one of template (a stored template name) or html",
+                }
+            ]
         return []
 
     def invoke(
@@ -57,7 +62,9 @@ class PdfConnector(Connector):
             # A test call has no case to file the document under: it shows what would be saved.
             body = {"filename": filename, "size": len(content), "saved": False}
             return Result(200, body, output=body)
-        document = save_document(context, content=content, filename=filename, description=inputs.get("description"))
+        document = save_document(
+            context, content=content, filename=filename, description=inputs.get("description")
+        )
         body = {
             "documentId": str(document.id), "filename": document.filename, "size": document.size,
             "contentHash": document.content_hash, "mimeType": document.mime_type, "saved": True,
@@ -107,9 +114,13 @@ def to_pdf(source: str) -> bytes:
     try:
         content = HTML(string=source, base_url=None, url_fetcher=fetcher).write_pdf()
     except Exception as exc:  # WeasyPrint raises many types for malformed documents
-        raise ConnectorError("render_error", f"pdf: the HTML could not be laid out: {exc.__class__.__name__}") from exc
+        raise ConnectorError(
+            "render_error", f"pdf: the HTML could not be laid out: {exc.__class__.__name__}"
+        ) from exc
     if not content or len(content) > MAX_PDF_BYTES:
-        raise ConnectorError("render_error", f"pdf: the document is empty or larger than {MAX_PDF_BYTES} bytes")
+        raise ConnectorError(
+            "render_error", f"pdf: the document is empty or larger than {MAX_PDF_BYTES} bytes"
+        )
     return bytes(content)
 
 

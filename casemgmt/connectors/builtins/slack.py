@@ -95,7 +95,10 @@ class SlackApi:
         response = self.context.http.request(
             "POST",
             f"{self.base}/{method}",
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json; charset=utf-8"},
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json; charset=utf-8",
+            },
             json=payload,
         )
         self.last = response

@@ -24,7 +24,9 @@ class TeamsConnector(Connector):
     display_name = "Microsoft Teams"
     description = "Posts messages and Adaptive Cards to a Teams channel through its incoming webhook."
     requires_auth = True
-    config_keys = {"webhookUrl": Input("string", required=True, description="The channel's incoming webhook URL.")}
+    config_keys = {
+        "webhookUrl": Input("string", required=True, description="The channel's incoming webhook URL.")
+    }
     actions = {
         "send_message": Action(
             "send_message",
@@ -40,7 +42,9 @@ class TeamsConnector(Connector):
             "send_adaptive_card",
             "Send Adaptive Card",
             {
-                "card": Input("object", required=True, description="The AdaptiveCard (its body, actions, version)."),
+                "card": Input(
+                    "object", required=True, description="The AdaptiveCard (its body, actions, version)."
+                ),
             },
         ),
     }
@@ -80,7 +84,10 @@ def message_card(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def adaptive_card(card: dict[str, Any]) -> dict[str, Any]:
     content = {"$schema": ADAPTIVE_CARD_SCHEMA, "type": "AdaptiveCard", "version": "1.4", **card}
-    return {"type": "message", "attachments": [{"contentType": ADAPTIVE_CARD_TYPE, "contentUrl": None, "content": content}]}
+    return {
+        "type": "message",
+        "attachments": [{"contentType": ADAPTIVE_CARD_TYPE, "contentUrl": None, "content": content}],
+    }
 
 
 CONNECTOR = TeamsConnector()

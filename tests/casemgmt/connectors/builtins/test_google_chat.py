@@ -55,7 +55,9 @@ def test_bad_credentials_are_permanent_and_outages_transient(invoke, chat_server
         invoke("google_chat", "send_message", {"text": "x"}, {"webhookUrl": wrong})
     assert denied.value.status_code == 401 and not denied.value.transient
     assert denied.value.body["error"]["status"] == "UNAUTHENTICATED"
-    chat_server.fail_next(503, {"error": {"code": 503, "message": "The service is unavailable.", "status": "UNAVAILABLE"}})
+    chat_server.fail_next(
+        503, {"error": {"code": 503, "message": "The service is unavailable.", "status": "UNAVAILABLE"}}
+    )
     with pytest.raises(ConnectorError) as outage:
         invoke("google_chat", "send_message", {"text": "x"}, {"webhookUrl": chat_server.webhook_url})
     assert outage.value.transient

@@ -60,7 +60,11 @@ def test_create_issue_sends_fields_with_an_adf_description(invoke, jira_server):
         }
     }
     assert result.status_code == 201
-    assert result.step_result() == {"id": "10001", "key": "OPS-1", "self": f"{jira_server.base_url}/rest/api/3/issue/10001"}
+    assert result.step_result() == {
+        "id": "10001",
+        "key": "OPS-1",
+        "self": f"{jira_server.base_url}/rest/api/3/issue/10001",
+    }
     assert JIRA_TOKEN not in json.dumps(context.exchanges)
     assert all(exchange["headers"]["Authorization"] == "***" for exchange in context.exchanges)
 
@@ -78,7 +82,9 @@ def test_update_issue_puts_the_changed_fields(invoke, jira_server, issue):
 
 
 def test_add_comment_posts_an_adf_body(invoke, jira_server, issue):
-    result, _ = invoke("jira", "add_comment", {"issueKey": issue, "body": "Approved by Ada"}, config(jira_server))
+    result, _ = invoke(
+        "jira", "add_comment", {"issueKey": issue, "body": "Approved by Ada"}, config(jira_server)
+    )
     [request] = jira_server.requests
     assert (request.method, request.path) == ("POST", f"/rest/api/3/issue/{issue}/comment")
     assert request.json == {
@@ -91,7 +97,9 @@ def test_add_comment_posts_an_adf_body(invoke, jira_server, issue):
 
 
 def test_transition_by_name_looks_up_its_id(invoke, jira_server, issue):
-    result, _ = invoke("jira", "transition_issue", {"issueKey": issue, "transition": "done"}, config(jira_server))
+    result, _ = invoke(
+        "jira", "transition_issue", {"issueKey": issue, "transition": "done"}, config(jira_server)
+    )
     listed, applied = jira_server.requests
     assert (listed.method, listed.path) == ("GET", f"/rest/api/3/issue/{issue}/transitions")
     assert (applied.method, applied.path) == ("POST", f"/rest/api/3/issue/{issue}/transitions")
@@ -125,7 +133,12 @@ def test_unknown_issue_and_bad_credentials_are_permanent(invoke, jira_server):
         invoke("jira", "add_comment", {"issueKey": "OPS-999", "body": "x"}, config(jira_server))
     assert missing.value.status_code == 404 and "does not exist" in missing.value.message
     with pytest.raises(ConnectorError) as denied:
-        invoke("jira", "add_comment", {"issueKey": "OPS-1", "body": "x"}, {**config(jira_server), "apiToken": "wrong"})
+        invoke(
+            "jira",
+            "add_comment",
+            {"issueKey": "OPS-1", "body": "x"},
+            {**config(jira_server), "apiToken": "wrong"},
+        )
     assert denied.value.status_code == 401 and not denied.value.transient
 
 

@@ -55,7 +55,11 @@ def test_generated_pdf_is_saved_as_a_document_of_the_case(invoke, admin_user, ca
     )  # fmt: skip
     body = result.step_result()
     document = Document.objects.get(id=body["documentId"])
-    assert (document.case_id, document.filename, document.mime_type) == (case.id, "decision.pdf", "application/pdf")
+    assert (document.case_id, document.filename, document.mime_type) == (
+        case.id,
+        "decision.pdf",
+        "application/pdf",
+    )
     assert document.uploaded_by is None and document.description == "Letter"
     assert body == {
         "documentId": str(document.id), "filename": "decision.pdf", "size": document.size,
@@ -92,7 +96,9 @@ def test_the_template_cannot_fetch_anything(invoke, admin_user, case, loopback_a
             f'<link rel="stylesheet" href="{server.base_url}/style.css">'
             f'<img src="{server.base_url}/pixel.png"><img src="file:///etc/passwd"><p>Safe</p>'
         )
-        result, _ = invoke("pdf", "generate_pdf", {"html": html}, {}, tenant_id=case.tenant_id, case_id=case.id)
+        result, _ = invoke(
+            "pdf", "generate_pdf", {"html": html}, {}, tenant_id=case.tenant_id, case_id=case.id
+        )
     finally:
         server.stop()
     assert server.requests == []

@@ -45,7 +45,9 @@ def test_thread_reply_and_blocks_are_sent(invoke, slack_server):
 
 
 def test_send_dm_opens_the_conversation_then_posts_to_it(invoke, slack_server):
-    result, _ = invoke("slack", "send_dm", {"user": "U0123ABCD", "text": "You have a new task"}, config(slack_server))
+    result, _ = invoke(
+        "slack", "send_dm", {"user": "U0123ABCD", "text": "You have a new task"}, config(slack_server)
+    )
     opened, posted = slack_server.requests
     assert opened.path == "/api/conversations.open" and opened.json == {"users": "U0123ABCD"}
     assert posted.path == "/api/chat.postMessage"
@@ -54,10 +56,15 @@ def test_send_dm_opens_the_conversation_then_posts_to_it(invoke, slack_server):
 
 
 def test_update_message_edits_the_posted_message(invoke, slack_server):
-    first, _ = invoke("slack", "send_message", {"channel": "C0PUBLIC01", "text": "Pending"}, config(slack_server))
+    first, _ = invoke(
+        "slack", "send_message", {"channel": "C0PUBLIC01", "text": "Pending"}, config(slack_server)
+    )
     ts = first.step_result()["ts"]
     result, _ = invoke(
-        "slack", "update_message", {"channel": "C0PUBLIC01", "ts": ts, "text": "Approved"}, config(slack_server)
+        "slack",
+        "update_message",
+        {"channel": "C0PUBLIC01", "ts": ts, "text": "Approved"},
+        config(slack_server),
     )
     update = slack_server.requests[-1]
     assert update.path == "/api/chat.update"
@@ -72,7 +79,12 @@ def test_update_message_edits_the_posted_message(invoke, slack_server):
 )
 def test_ok_false_errors_are_permanent_and_name_the_slack_code(invoke, slack_server, channel, token, code):
     with pytest.raises(ConnectorError) as failure:
-        invoke("slack", "send_message", {"channel": channel, "text": "x"}, {**config(slack_server), "token": token})
+        invoke(
+            "slack",
+            "send_message",
+            {"channel": channel, "text": "x"},
+            {**config(slack_server), "token": token},
+        )
     error = failure.value
     assert error.transient is False
     assert code in error.message
@@ -81,7 +93,12 @@ def test_ok_false_errors_are_permanent_and_name_the_slack_code(invoke, slack_ser
 
 def test_unknown_message_to_update_is_permanent(invoke, slack_server):
     with pytest.raises(ConnectorError) as failure:
-        invoke("slack", "update_message", {"channel": "C0PUBLIC01", "ts": "1.2", "text": "x"}, config(slack_server))
+        invoke(
+            "slack",
+            "update_message",
+            {"channel": "C0PUBLIC01", "ts": "1.2", "text": "x"},
+            config(slack_server),
+        )
     assert "message_not_found" in failure.value.message and not failure.value.transient
 
 

@@ -54,7 +54,12 @@ def test_send_adaptive_card_wraps_the_card_as_the_message_attachment(invoke, tea
 
 def test_bad_payload_is_permanent(invoke, teams_server):
     with pytest.raises(ConnectorError) as failure:
-        invoke("teams", "send_adaptive_card", {"card": {"type": "NotACard"}}, {"webhookUrl": teams_server.webhook_url})
+        invoke(
+            "teams",
+            "send_adaptive_card",
+            {"card": {"type": "NotACard"}},
+            {"webhookUrl": teams_server.webhook_url},
+        )
     assert failure.value.status_code == 400 and not failure.value.transient
 
 
@@ -63,7 +68,9 @@ def test_throttling_is_transient_whether_a_status_or_a_200_naming_it(invoke, tea
     with pytest.raises(ConnectorError) as status:
         invoke("teams", "send_message", {"text": "x"}, {"webhookUrl": teams_server.webhook_url})
     assert status.value.transient
-    teams_server.fail_next(200, "Microsoft Teams endpoint returned HTTP error 429 with ContextId tcid=0,cv=Ab1.0")
+    teams_server.fail_next(
+        200, "Microsoft Teams endpoint returned HTTP error 429 with ContextId tcid=0,cv=Ab1.0"
+    )
     with pytest.raises(ConnectorError) as embedded:
         invoke("teams", "send_message", {"text": "x"}, {"webhookUrl": teams_server.webhook_url})
     assert embedded.value.transient and embedded.value.status_code == 429
@@ -71,5 +78,7 @@ def test_throttling_is_transient_whether_a_status_or_a_200_naming_it(invoke, tea
 
 def test_unknown_webhook_is_permanent(invoke, teams_server):
     with pytest.raises(ConnectorError) as failure:
-        invoke("teams", "send_message", {"text": "x"}, {"webhookUrl": teams_server.base_url + "/webhookb2/gone"})
+        invoke(
+            "teams", "send_message", {"text": "x"}, {"webhookUrl": teams_server.base_url + "/webhookb2/gone"}
+        )
     assert failure.value.status_code == 404 and not failure.value.transient

@@ -14,7 +14,12 @@ import pytest
 
 from casemgmt.connectors.models import Invocation
 from tests.casemgmt.connectors.builtins.conftest import (
-    CHAT_TOKEN, JIRA_EMAIL, JIRA_TOKEN, SLACK_TOKEN, SMTP_PASSWORD, SMTP_USER,
+    CHAT_TOKEN,
+    JIRA_EMAIL,
+    JIRA_TOKEN,
+    SLACK_TOKEN,
+    SMTP_PASSWORD,
+    SMTP_USER,
 )  # fmt: skip
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("loopback_allowed")]
@@ -65,7 +70,10 @@ def test_slack_error_codes_are_reported_not_raised(admin_api, slack_server):
     configure(admin_api, "slack", {"token": SLACK_TOKEN, "apiUrl": slack_server.api_url})
     out = live(admin_api, "slack", "send_message", {"channel": "C0GONE", "text": "x"})
     assert out["success"] is False
-    assert out["error"] == {"code": "remote_error", "message": "slack: chat.postMessage failed: channel_not_found"}
+    assert out["error"] == {
+        "code": "remote_error",
+        "message": "slack: chat.postMessage failed: channel_not_found",
+    }
     assert out["result"] == {"statusCode": 200, "body": {"ok": False, "error": "channel_not_found"}}
 
 
@@ -82,7 +90,9 @@ def test_slack_send_dm_and_update(admin_api, slack_server):
 def test_teams_message_and_adaptive_card(admin_api, teams_server, caplog):
     caplog.set_level(logging.INFO)
     configure(admin_api, "teams", {"webhookUrl": teams_server.webhook_url})
-    out = live(admin_api, "teams", "send_message", {"text": "Case {{case_number}} escalated", "title": "Escalation"})
+    out = live(
+        admin_api, "teams", "send_message", {"text": "Case {{case_number}} escalated", "title": "Escalation"}
+    )
     assert out == {"success": True, "result": {"statusCode": 200, "body": "1"}, "error": None}
     assert teams_server.requests[0].json["text"] == "Case CLM-000042 escalated"
     card = {"body": [{"type": "TextBlock", "text": "Amount {{case_data.amount}}"}]}
@@ -98,7 +108,12 @@ def test_teams_message_and_adaptive_card(admin_api, teams_server, caplog):
 def test_google_chat_message(admin_api, chat_server, caplog):
     caplog.set_level(logging.INFO)
     configure(admin_api, "google_chat", {"webhookUrl": chat_server.webhook_url})
-    out = live(admin_api, "google_chat", "send_message", {"text": "{{case_number}} opened", "threadKey": "{{case_number}}"})
+    out = live(
+        admin_api,
+        "google_chat",
+        "send_message",
+        {"text": "{{case_number}} opened", "threadKey": "{{case_number}}"},
+    )
     assert out["success"] is True
     assert out["result"]["body"]["thread"]["name"] == f"spaces/{chat_server.SPACE}/threads/CLM-000042"
     [request] = chat_server.requests
@@ -109,7 +124,9 @@ def test_google_chat_message(admin_api, chat_server, caplog):
 
 def test_jira_create_comment_transition(admin_api, jira_server, caplog):
     caplog.set_level(logging.INFO)
-    shown = configure(admin_api, "jira", {"baseUrl": jira_server.base_url, "email": JIRA_EMAIL, "apiToken": JIRA_TOKEN})
+    shown = configure(
+        admin_api, "jira", {"baseUrl": jira_server.base_url, "email": JIRA_EMAIL, "apiToken": JIRA_TOKEN}
+    )
     assert shown["config"]["apiToken"] == "***" and shown["config"]["email"] == JIRA_EMAIL
     created = live(admin_api, "jira", "create_issue",
                    {"project": "OPS", "summary": "Review {{case_number}}", "description": "Amount {{case_data.amount}}"})  # fmt: skip
@@ -120,13 +137,17 @@ def test_jira_create_comment_transition(admin_api, jira_server, caplog):
     assert fields["description"]["content"][0]["content"] == [{"type": "text", "text": "Amount 1500"}]
     auth = "Basic " + base64.b64encode(f"{JIRA_EMAIL}:{JIRA_TOKEN}".encode()).decode()
     assert jira_server.requests[0].headers["authorization"] == auth
-    commented = live(admin_api, "jira", "add_comment", {"issueKey": key, "body": "Checked by {{case_data.applicant.name}}"})
+    commented = live(
+        admin_api, "jira", "add_comment", {"issueKey": key, "body": "Checked by {{case_data.applicant.name}}"}
+    )
     assert commented["result"]["statusCode"] == 201
     moved = live(admin_api, "jira", "transition_issue", {"issueKey": key, "transition": "In Progress"})
     assert moved["success"] is True and moved["result"]["statusCode"] == 204
     assert jira_server.issues[key]["status"] == "In Progress"
     updated = live(admin_api, "jira", "update_issue", {"issueKey": key, "labels": ["{{case_number}}"]})
-    assert updated["success"] is True and jira_server.requests[-1].json == {"fields": {"labels": ["CLM-000042"]}}
+    assert updated["success"] is True and jira_server.requests[-1].json == {
+        "fields": {"labels": ["CLM-000042"]}
+    }
     missing = live(admin_api, "jira", "add_comment", {"issueKey": "OPS-404", "body": "x"})
     assert missing["success"] is False and missing["result"]["statusCode"] == 404
     assert missing["error"]["code"] == "http_error" and "does not exist" in missing["error"]["message"]
@@ -141,7 +162,11 @@ def test_email_send_and_send_bulk(admin_api, smtp_server, caplog):
     })  # fmt: skip
     out = live(admin_api, "email", "send",
                {"to": "ada@example.test", "subject": "{{case_number}}", "body": "Dear {{case_data.applicant.name}}"})  # fmt: skip
-    assert out == {"success": True, "result": {"statusCode": 250, "body": {"sent": 1, "recipients": ["ada@example.test"]}}, "error": None}
+    assert out == {
+        "success": True,
+        "result": {"statusCode": 250, "body": {"sent": 1, "recipients": ["ada@example.test"]}},
+        "error": None,
+    }
     [(to, message)] = smtp_server.messages
     assert to == ["ada@example.test"] and message["Subject"] == "CLM-000042"
     assert message.get_content().strip() == "Dear Ada"
@@ -153,7 +178,11 @@ def test_email_send_and_send_bulk(admin_api, smtp_server, caplog):
 
 
 def test_email_bad_address_is_a_400(admin_api, smtp_server):
-    configure(admin_api, "email", {"host": "127.0.0.1", "port": smtp_server.port, "use_tls": False, "from": "c@acme.test"})
+    configure(
+        admin_api,
+        "email",
+        {"host": "127.0.0.1", "port": smtp_server.port, "use_tls": False, "from": "c@acme.test"},
+    )
     response = admin_api.post(
         "/connectors/email/actions/send/test",
         {"config": {"to": "not-an-address", "subject": "s", "body": "b"}, "dryRun": False}, format="json",
