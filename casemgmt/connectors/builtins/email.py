@@ -1,7 +1,7 @@
 """Email over SMTP through Django's email backend, with the tenant's own server settings.
 
 The connection is built per invocation with `get_connection` from the tenant configuration (host,
-port, username, password, use_tls, from). The SMTP host goes through the same address check as
+port, username, password, use_tls or use_ssl, from). The SMTP host goes through the same address check as
 every outbound URL. Each message carries a Message-ID made from the step's idempotency key, so a
 resend after a lost acknowledgement is recognisable as the same message by the receiving side.
 
@@ -45,6 +45,9 @@ class EmailConnector(Connector):
         "username": Input("string"),
         "password": Input("string"),
         "use_tls": Input("boolean", default=True, description="STARTTLS after connecting."),
+        "use_ssl": Input(
+            "boolean", default=False, description="TLS from the start (port 465); excludes use_tls."
+        ),
         "from": Input(
             "string", required=True, description="Sender address, e.g. Acme Cases <cases@acme.test>."
         ),
@@ -102,6 +105,7 @@ def smtp_connection(config: dict[str, Any]) -> EmailBackend:
     if not host or not sender:
         raise ConnectorError("not_configured", "email: host and from must be configured")
     port = int(config.get("port") or 587)
+    use_ssl = bool(config.get("use_ssl", False))
     check_host(str(host), port)
     return get_connection(  # type: ignore[return-value]
         SMTP_BACKEND,
@@ -109,7 +113,8 @@ def smtp_connection(config: dict[str, Any]) -> EmailBackend:
         port=port,
         username=config.get("username") or "",
         password=config.get("password") or "",
-        use_tls=bool(config.get("use_tls", True)),
+        use_tls=bool(config.get("use_tls", True)) and not use_ssl,
+        use_ssl=use_ssl,
         timeout=10,
     )
 

@@ -133,6 +133,7 @@ def save_document(context: InvocationContext, *, content: bytes, filename: str, 
     return document_generated_save(
         tenant_id=context.tenant_id, case_id=context.case_id, content=content, filename=filename,
         description=str(description or ""), generated_by=f"connector:pdf:{context.step_id or 'test'}",
+        idempotency_key=context.idempotency_key,
     )  # fmt: skip
 
 

@@ -116,3 +116,20 @@ def test_exactly_one_of_template_or_html():
     pdf = connector_get("pdf")
     assert pdf.check_inputs("generate_pdf", {"filename": "a.pdf"})[0]["field"] == "template"
     assert pdf.check_inputs("generate_pdf", {"template": "t", "html": "<p/>"})[0]["field"] == "template"
+
+
+def test_a_step_run_again_with_its_key_does_not_save_a_second_document(invoke, case):
+    call = {
+        "tenant_id": case.tenant_id,
+        "case_id": case.id,
+        "step_id": "letter",
+        "idempotency_key": "delivery-7",
+    }
+    first, _ = invoke("pdf", "generate_pdf", {"html": "<p>One</p>"}, {}, **call)
+    again, _ = invoke("pdf", "generate_pdf", {"html": "<p>One</p>"}, {}, **call)
+    assert again.step_result()["documentId"] == first.step_result()["documentId"]
+    assert Document.objects.filter(case=case).count() == 1
+    other, _ = invoke(
+        "pdf", "generate_pdf", {"html": "<p>One</p>"}, {}, **{**call, "idempotency_key": "delivery-8"}
+    )
+    assert other.step_result()["documentId"] != first.step_result()["documentId"]
