@@ -239,7 +239,7 @@ def delivery_replay(*, user: User, delivery: Delivery) -> Delivery:
         reason = "its inputs did not render" if delivery.render_error else f"it is {delivery.status}"
         raise InvalidState(f"only a dead delivery can be replayed; {reason}")
     record(
-        tenant_id=user.tenant_id, actor=str(user.id), action="connector:replayed",
+        tenant_id=delivery.tenant_id, actor=str(user.id), action="connector:replayed",
         resource=f"connectors/deliveries/{delivery.pk}",
         changes={"connector": delivery.connector, "action": delivery.action},
     )  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from django.db import transaction
 
@@ -21,6 +22,12 @@ from shared.api.time import iso, now_ms
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
+
+
+def _tenant(user: User) -> UUID:
+    # Every API principal belongs to a tenant (only platform superusers have none).
+    assert user.tenant_id is not None
+    return user.tenant_id
 
 
 def connector_require(key: str, action: str | None = None) -> tuple[Connector, Action | None]:
@@ -57,18 +64,18 @@ def connector_config_set(*, user: User, key: str, config: dict[str, Any]) -> Con
     "***" (what GET shows) keeps its stored value, so a configuration read, edited and written
     back does not lose its credentials."""
     connector, _ = connector_require(key)
-    row = ConnectorConfig.objects.select_for_update().filter(tenant_id=user.tenant_id, key=key).first()
+    row = ConnectorConfig.objects.select_for_update().filter(tenant_id=_tenant(user), key=key).first()
     previous = crypto.decrypt_json(row.config_encrypted) if row is not None else {}
     secret_keys = connector.all_secret_keys()
     merged = {k: (previous.get(k) if v == MASK and k in secret_keys else v) for k, v in config.items()}
     if errors := _config_errors(connector, merged):
         raise ValidationFailed.from_errors(errors)
-    row = row or ConnectorConfig(tenant_id=user.tenant_id, key=key)
+    row = row or ConnectorConfig(tenant_id=_tenant(user), key=key)
     row.config_encrypted, row.updated_by = crypto.encrypt_json(merged), user
     row.save()
     changed = sorted(k for k in set(merged) | set(previous) if merged.get(k) != previous.get(k))
     record(
-        tenant_id=user.tenant_id, actor=str(user.id), action="connector:configured",
+        tenant_id=_tenant(user), actor=str(user.id), action="connector:configured",
         resource=f"connectors/{key}", changes={"keys": sorted(merged), "changedKeys": changed},
     )  # fmt: skip
     return row
@@ -124,7 +131,7 @@ def connector_test(
     if dry_run:
         body = _dry_run(connector, user, prepared)
     else:
-        call = Call(tenant_id=user.tenant_id, idempotency_key=f"test-{uuid.uuid4()}", source=Invocation.TEST,
+        call = Call(tenant_id=_tenant(user), idempotency_key=f"test-{uuid.uuid4()}", source=Invocation.TEST,
                     template_context=template)  # fmt: skip
         body = _test_out(invoke(connector, action, prepared, call))
     _audit_test(user, key, action, dry_run, body["success"])
@@ -133,7 +140,7 @@ def connector_test(
 
 def _dry_run(connector: Connector, user: User, prepared: dict[str, Any]) -> dict[str, Any]:
     try:
-        _, secrets = tenant_config(connector, user.tenant_id)
+        _, secrets = tenant_config(connector, _tenant(user))
     except Exception:
         secrets = ()
     return {"success": True, "result": {"resolved": scrub_value(prepared, secrets)}, "error": None}
@@ -141,8 +148,8 @@ def _dry_run(connector: Connector, user: User, prepared: dict[str, Any]) -> dict
 
 def _test_out(outcome: Outcome) -> dict[str, Any]:
     if outcome.error is None and outcome.result is not None:
-        result = {"statusCode": outcome.result.status_code, "body": outcome.result.body}
-        return {"success": True, "result": result, "error": None}
+        done = {"statusCode": outcome.result.status_code, "body": outcome.result.body}
+        return {"success": True, "result": done, "error": None}
     error = outcome.error
     assert error is not None
     result = {"statusCode": error.status_code, "body": error.body} if error.status_code is not None else None
@@ -152,6 +159,6 @@ def _test_out(outcome: Outcome) -> dict[str, Any]:
 def _audit_test(user: User, key: str, action: str, dry_run: bool, success: bool) -> None:
     with transaction.atomic():
         record(
-            tenant_id=user.tenant_id, actor=str(user.id), action="connector:tested",
+            tenant_id=_tenant(user), actor=str(user.id), action="connector:tested",
             resource=f"connectors/{key}", changes={"action": action, "dryRun": dry_run, "success": success},
         )  # fmt: skip

@@ -138,7 +138,8 @@ EMAIL_TIMEOUT = env.int("CASE_EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("CASE_DEFAULT_FROM_EMAIL", default="no-reply@casemgmt.local")
 PUBLIC_BASE_URL = env.str("CASE_PUBLIC_BASE_URL", default="http://localhost:8000")
 
-# Fernet keys for credentials at rest (comma-separated; the first encrypts, all decrypt).
+# Fernet keys for connector credentials at rest (comma-separated; the first encrypts, all decrypt,
+# so a key is rotated by putting a new one first). Required in production.
 FIELD_ENCRYPTION_KEYS = env.list("CASE_FIELD_ENCRYPTION_KEYS", default=[])
 
 # Connectors: outbound calls (SSRF allow-list, timeouts, response cap), retries and their queue.
@@ -176,10 +177,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "casemgmt.workflows.escalate_overdue_tasks",
         "schedule": WORKFLOW_SLA_SCAN_SECONDS,
     },
-}
-CELERY_BEAT_SCHEDULE["connectors-sweep-deliveries"] = {
-    "task": "casemgmt.connectors.sweep_deliveries",
-    "schedule": CONNECTOR_SWEEP_SECONDS,
+    "connectors-sweep-deliveries": {
+        "task": "casemgmt.connectors.sweep_deliveries",
+        "schedule": CONNECTOR_SWEEP_SECONDS,
+    },
 }
 
 # A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow
@@ -254,4 +255,7 @@ STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("CASE_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 LOGGING = conf.logging_config(env.str("CASE_LOG_LEVEL", default="INFO"))
+# urllib3 logs request lines (URL with its query) at DEBUG; connector URLs may carry credentials
+# (webhook URLs, tokens in queries), and connectors log their calls themselves, redacted.
+LOGGING["loggers"]["urllib3"] = {"level": "WARNING"}
 PROMETHEUS_METRIC_NAMESPACE = ""
