@@ -195,3 +195,19 @@ def test_pdf_test_call_renders_without_saving(admin_api):
     out = live(admin_api, "pdf", "generate_pdf", {"html": "<h1>{{case_number}}</h1>", "filename": "preview"})
     assert out["success"] is True
     assert out["result"]["body"]["filename"] == "preview.pdf" and out["result"]["body"]["saved"] is False
+
+
+def test_the_listing_shows_each_protocol_connector_and_its_actions(admin_api):
+    listed = {c["key"]: c for c in admin_api.get("/connectors").json()}
+    expected = {
+        "email": ["send", "send_bulk"],
+        "slack": ["send_message", "send_dm", "update_message"],
+        "teams": ["send_message", "send_adaptive_card"],
+        "google_chat": ["send_message"],
+        "jira": ["create_issue", "update_issue", "add_comment", "transition_issue"],
+        "pdf": ["generate_pdf"],
+    }
+    for key, actions in expected.items():
+        assert [a["name"] for a in listed[key]["actions"]] == actions
+    assert listed["pdf"]["requiresAuth"] is False and listed["jira"]["requiresAuth"] is True
+    assert listed["slack"]["actions"][0]["inputs"]["channel"] == {"type": "string", "required": True}

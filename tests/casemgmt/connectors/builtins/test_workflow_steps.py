@@ -131,6 +131,10 @@ def test_slack_then_jira_then_pdf_steps(flow_api, slack_server, jira_server, con
     assert (event.action, event.actor) == ("document:uploaded", "connector:pdf:letter")
     listed = ok(client.get(f"/cases/{case['id']}/documents"))
     assert document.filename in str(listed)
+    # The worker's log (INFO, as deployed) names the calls but never the credentials.
+    worker_log = connector_worker.log_text()
+    assert "connector jira.create_issue" in worker_log
+    assert SLACK_TOKEN not in worker_log and JIRA_TOKEN not in worker_log
 
 
 def test_a_permanent_slack_error_skips_the_step_when_asked(flow_api, slack_server):
