@@ -159,6 +159,11 @@ class Connector:
         a connector can snapshot case state at that moment (the webhook payload). Default: as is."""
         return inputs
 
+    def check_config(self, config: dict[str, Any]) -> list[dict[str, str]]:
+        """Extra problems of a tenant configuration (beyond declared keys and types), as
+        [{field: "config.<key>", error}]. Default: none."""
+        return []
+
     def check_inputs(self, action: str, inputs: dict[str, Any]) -> list[dict[str, str]]:
         """Extra, connector-specific input problems as [{field, error}] (beyond the declared
         types, enums and required inputs, which the framework checks). Default: none."""

@@ -91,7 +91,8 @@ def delivery_create(
         tenant_id=case.tenant_id, connector=connector_key, action=action, case=case, step=step,
         inputs=inputs, render_error=render_error, max_attempts=retries + 1, next_attempt_at=now_ms(),
     )  # fmt: skip
-    transaction.on_commit(lambda: delivery_kick(delivery.pk))
+    # robust: a broker outage must not fail the committed change; the sweep sends the row later.
+    transaction.on_commit(lambda: delivery_kick(delivery.pk), robust=True)
     return delivery
 
 
@@ -210,7 +211,7 @@ def _take_back(pk: Any, now: Any) -> int:
             delivery.save(
                 update_fields=["status", "next_attempt_at", "claimed_until", "last_error", "updated_at"]
             )
-            transaction.on_commit(lambda: delivery_kick(pk))
+            transaction.on_commit(lambda: delivery_kick(pk), robust=True)
             return 1
         message = f"worker lost the attempt (after {delivery.attempts} attempt(s))"
         delivery.status, delivery.last_error, delivery.claimed_until = Delivery.DEAD, message, None
@@ -243,6 +244,6 @@ def delivery_replay(*, user: User, delivery: Delivery) -> Delivery:
         resource=f"connectors/deliveries/{delivery.pk}",
         changes={"connector": delivery.connector, "action": delivery.action},
     )  # fmt: skip
-    transaction.on_commit(lambda: delivery_kick(delivery.pk))
+    transaction.on_commit(lambda: delivery_kick(delivery.pk), robust=True)
     delivery.refresh_from_db()
     return delivery

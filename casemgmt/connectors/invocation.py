@@ -79,7 +79,8 @@ def invoke(connector: Connector, action: str, inputs: dict[str, Any], call: Call
     except ConnectorError as exc:
         outcome.error = exc
     except Exception as exc:  # a connector bug must not kill the worker's bookkeeping
-        logger.exception("connector %s.%s raised", connector.key, action)
+        # No traceback: exception messages can quote credentials (a header value, a URL); the
+        # message is scrubbed below and logged with the invocation.
         outcome.error = ConnectorError("internal_error", f"{exc.__class__.__name__}: {exc}")
     _scrub_outcome(outcome)
     _log(connector, action, call, outcome, round((time.monotonic() - started) * 1000))

@@ -33,18 +33,29 @@ def _rows() -> list[dict[str, Any]]:
     )
 
 
+LABELS = ["connector", "action"]
+
+
+def _families() -> tuple[CounterMetricFamily, CounterMetricFamily, HistogramMetricFamily]:
+    return (
+        CounterMetricFamily(
+            "service_connector_invocations", "Connector invocations (each attempt).", labels=LABELS
+        ),
+        CounterMetricFamily("service_connector_errors", "Failed connector invocations.", labels=LABELS),
+        HistogramMetricFamily(
+            "service_connector_latency_seconds", "Connector invocation latency.", labels=LABELS
+        ),
+    )
+
+
 class ConnectorCollector(Collector):
+    def describe(self) -> Iterator[Any]:
+        # Registration asks for the metric names; answering here keeps it from querying the
+        # database at start-up (collect() would).
+        yield from _families()
+
     def collect(self) -> Iterator[Any]:
-        labels = ["connector", "action"]
-        invocations = CounterMetricFamily(
-            "service_connector_invocations", "Connector invocations (each attempt).", labels=labels
-        )
-        errors = CounterMetricFamily(
-            "service_connector_errors", "Failed connector invocations.", labels=labels
-        )
-        latency = HistogramMetricFamily(
-            "service_connector_latency_seconds", "Connector invocation latency.", labels=labels
-        )
+        invocations, errors, latency = _families()
         try:
             rows = _rows()
         except DatabaseError:

@@ -22,7 +22,9 @@ def redact_headers(headers: Mapping[str, str], secrets: Iterable[str] = ()) -> d
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
     """Replaces every known secret value occurring in `text` by ***; longest first, so a secret
-    that contains another is replaced whole."""
+    that contains another is replaced whole. Also drops NUL characters, which PostgreSQL text and
+    jsonb refuse (an outside system's reply may contain them)."""
+    text = text.replace("\x00", "")
     for secret in sorted(
         {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SCRUB}, key=len, reverse=True
     ):

@@ -55,7 +55,7 @@ def _config_errors(connector: Connector, config: dict[str, Any]) -> list[dict[st
                 errors.append({"field": f"config.{name}", "error": "is required"})
         elif problem := type_problem(spec, value):
             errors.append({"field": f"config.{name}", "error": problem})
-    return errors
+    return errors or connector.check_config(config)
 
 
 @transaction.atomic

@@ -31,6 +31,8 @@ class WebhookConnector(Connector):
     config_keys = {
         "webhookUrl": Input("string", description="default receiver URL"),
         "secret": Input("string", description="HMAC-SHA256 signing secret"),
+        # Case events sent to webhookUrl as they happen (besides any webhook step of a workflow).
+        "events": Input("array", description="case:created, case:updated, case:closed, case:cancelled"),
     }
     actions = {
         "send": Action(
@@ -44,6 +46,15 @@ class WebhookConnector(Connector):
             },
         )
     }
+
+    def check_config(self, config: dict[str, Any]) -> list[dict[str, str]]:
+        events = config.get("events") or []
+        known = ("case:created", "case:updated", "case:closed", "case:cancelled")
+        if any(event not in known for event in events):
+            return [{"field": "config.events", "error": f"must list events among: {', '.join(known)}"}]
+        if events and not config.get("webhookUrl"):
+            return [{"field": "config.webhookUrl", "error": "is required to send case events"}]
+        return []
 
     def prepare(self, action: str, inputs: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
         envelope = {

@@ -221,3 +221,10 @@ def test_metrics_expose_connector_series(api, admin_user, client, receiver, allo
     assert 'service_connector_invocations_total{action="request",connector="http"} 1.0' in text
     assert 'service_connector_errors_total{action="request",connector="http"} 1.0' in text
     assert 'service_connector_latency_seconds_count{action="request",connector="http"} 1.0' in text
+
+
+def test_openapi_documents_the_connector_endpoints(api):
+    paths = api(None).get("/openapi.json").json()["paths"]
+    assert {"/connectors", "/connectors/{key}/config", "/connectors/{key}/actions/{action}/test",
+            "/connectors/invocations", "/connectors/deliveries", "/connectors/deliveries/{delivery_id}/replay"} <= set(paths)  # fmt: skip
+    assert paths["/connectors/{key}/actions/{action}/test"]["post"]["responses"]["200"]

@@ -3,8 +3,10 @@ duplicated send never sends twice, publish-time checks of connector steps."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
 from casemgmt.cases.models import Case
 from casemgmt.connectors.delivery import backoff_seconds, delivery_send
@@ -100,3 +102,30 @@ def test_publish_checks_connector_steps(flow, extra, field):
     published = flow.client.post(f"/workflows/{draft.json()['id']}/publish")
     assert published.status_code == 400
     assert field in [e["field"] for e in published.json()["details"]["errors"]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_sends_of_one_delivery_send_once(flow, receiver, django_capture_on_commit_callbacks):
+    """Eight threads (each its own database connection) run the same delivery at once: the
+    conditional claim lets exactly one of them call out."""
+    flow.workflow([step(f"{receiver.url}/echo"), task_step("review")])
+    with django_capture_on_commit_callbacks(execute=False):
+        case = flow.case()
+    delivery_id = str(Delivery.objects.get(case_id=case["id"]).pk)
+    barrier = threading.Barrier(8)
+
+    def run() -> None:
+        try:
+            barrier.wait()
+            delivery_send(delivery_id=delivery_id)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(receiver.received("/echo")) == 1
+    assert Delivery.objects.get(pk=delivery_id).status == "delivered"
+    assert CaseStep.objects.get(case_id=case["id"], step_id="call").status == "completed"
