@@ -14,16 +14,21 @@ from casemgmt.vault.models import Blob, Document, blob_key
 from casemgmt.vault.services import document_delete, document_upload
 from casemgmt.vault.storage import vault_storage
 from casemgmt.vault.uploads import HashedUpload
-from tests.casemgmt.vault.conftest import owner, upload, vault_root  # noqa: F401 - fixtures used here
 from tests.sqlite.threads import race
 
 CONTENT = b"sqlite bytes " * 300
 SHA = hashlib.sha256(CONTENT).hexdigest()
 
 
-def test_upload_download_delete_round_trip(
-    api, upload, owner, vault_root, django_capture_on_commit_callbacks
-):  # noqa: F811
+@pytest.fixture(autouse=True)
+def vault_in_tmp(settings, tmp_path):
+    """Each test stores its blobs in its own folder."""
+    location = {"location": str(tmp_path / "vault")}
+    backend = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": location}
+    settings.STORAGES = {**settings.STORAGES, "vault": backend}
+
+
+def test_upload_download_delete_round_trip(api, upload, owner, django_capture_on_commit_callbacks):
     created = upload(owner, CONTENT, name="notes.txt").json()
     served = api(owner).get(f"/vault/download/{created['id']}")
     assert b"".join(served.streaming_content) == CONTENT
@@ -33,7 +38,7 @@ def test_upload_download_delete_round_trip(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_upload_and_delete_of_the_same_bytes_lose_nothing(owner):  # noqa: F811
+def test_concurrent_upload_and_delete_of_the_same_bytes_lose_nothing(owner):
     def add() -> Document:
         return document_upload(user=owner, upload=HashedUpload.from_bytes(CONTENT, name="raced.bin"))
 
@@ -49,7 +54,7 @@ def test_concurrent_upload_and_delete_of_the_same_bytes_lose_nothing(owner):  # 
 
 def test_erasure_runs_and_the_chain_verifies(
     api, admin_user, tenant, make_user, upload, django_capture_on_commit_callbacks
-):  # noqa: F811
+):
     subject = make_user(
         tenant, permissions=["vault:upload"], email="lee.lite@example.test", display_name="Lee Lite"
     )
