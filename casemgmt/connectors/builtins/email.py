@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import smtplib
 import socket
-from email.utils import parseaddr
 from typing import Any
 
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.core.mail.backends.smtp import EmailBackend
 
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
+from casemgmt.connectors.checks import is_email_address
 from casemgmt.connectors.guard import UnsafeTarget, host_allowed, refusal, resolve
 
 SMTP_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
@@ -68,6 +68,15 @@ class EmailConnector(Connector):
         ),
     }
 
+    def check_config(self, config: dict[str, Any]) -> list[dict[str, str]]:
+        problems = []
+        if config.get("from") and not is_email_address(str(config["from"])):
+            problems.append({"field": "config.from", "error": "must be an email address"})
+        port = config.get("port")
+        if port is not None and not (isinstance(port, int) and 0 < port < 65536):
+            problems.append({"field": "config.port", "error": "must be a port number (1-65535)"})
+        return problems
+
     def check_inputs(self, action: str, inputs: dict[str, Any]) -> list[dict[str, str]]:
         field = "recipients" if action == "send_bulk" else "to"
         addresses = addresses_of(inputs.get(field))
@@ -75,11 +84,8 @@ class EmailConnector(Connector):
             return [{"field": field, "error": "at least one email address is required"}]
         if action == "send_bulk" and len(addresses) > MAX_BULK:
             return [{"field": field, "error": f"at most {MAX_BULK} recipients"}]
-        bad = [
-            a
-            for a in addresses + addresses_of(inputs.get("cc")) + addresses_of(inputs.get("bcc"))
-            if not valid(a)
-        ]
+        everyone = addresses + addresses_of(inputs.get("cc")) + addresses_of(inputs.get("bcc"))
+        bad = [a for a in everyone if not is_email_address(a)]
         return [{"field": field, "error": f"not an email address: {bad[0]}"}] if bad else []
 
     def invoke(
@@ -194,11 +200,6 @@ def addresses_of(value: Any) -> list[str]:
         return []
     items = value if isinstance(value, list) else str(value).split(",")
     return [str(item).strip() for item in items if str(item).strip()]
-
-
-def valid(address: str) -> bool:
-    _name, addr = parseaddr(address)
-    return "@" in addr and "\n" not in address and "\r" not in address
 
 
 def safe_id(value: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
+from casemgmt.connectors.checks import url_problems
 from casemgmt.connectors.http import raise_for_status
 
 
@@ -32,6 +33,9 @@ class GoogleChatConnector(Connector):
             },
         ),
     }
+
+    def check_config(self, config: dict[str, Any]) -> list[dict[str, str]]:
+        return url_problems(config, "webhookUrl")
 
     def invoke(
         self, action: str, inputs: dict[str, Any], config: dict[str, Any], context: InvocationContext

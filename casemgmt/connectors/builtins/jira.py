@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
+from casemgmt.connectors.checks import is_email_address, url_problems
 from casemgmt.connectors.http import HttpResponse, raise_for_status
 
 ISSUE_KEY = Input("string", required=True, description="Issue key or id (PROJ-123).")
@@ -67,6 +68,12 @@ class JiraConnector(Connector):
             },
         ),
     }
+
+    def check_config(self, config: dict[str, Any]) -> list[dict[str, str]]:
+        problems = url_problems(config, "baseUrl")
+        if config.get("email") and not is_email_address(str(config["email"])):
+            problems.append({"field": "config.email", "error": "must be an email address"})
+        return problems
 
     def check_inputs(self, action: str, inputs: dict[str, Any]) -> list[dict[str, str]]:
         if action == "update_issue" and not issue_fields(inputs):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
+from casemgmt.connectors.checks import url_problems
 from casemgmt.connectors.http import HttpResponse, raise_for_status
 
 DEFAULT_API_URL = "https://slack.com/api"
@@ -58,6 +59,9 @@ class SlackConnector(Connector):
             },
         ),
     }
+
+    def check_config(self, config: dict[str, Any]) -> list[dict[str, str]]:
+        return url_problems(config, "apiUrl")
 
     def check_inputs(self, action: str, inputs: dict[str, Any]) -> list[dict[str, str]]:
         if not inputs.get("text") and not inputs.get("blocks"):

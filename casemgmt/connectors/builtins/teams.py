@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
+from casemgmt.connectors.checks import url_problems
 from casemgmt.connectors.http import raise_for_status
 
 ADAPTIVE_CARD_TYPE = "application/vnd.microsoft.card.adaptive"
@@ -48,6 +49,9 @@ class TeamsConnector(Connector):
             },
         ),
     }
+
+    def check_config(self, config: dict[str, Any]) -> list[dict[str, str]]:
+        return url_problems(config, "webhookUrl")
 
     def invoke(
         self, action: str, inputs: dict[str, Any], config: dict[str, Any], context: InvocationContext

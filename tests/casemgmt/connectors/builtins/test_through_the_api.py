@@ -211,3 +211,30 @@ def test_the_listing_shows_each_protocol_connector_and_its_actions(admin_api):
         assert [a["name"] for a in listed[key]["actions"]] == actions
     assert listed["pdf"]["requiresAuth"] is False and listed["jira"]["requiresAuth"] is True
     assert listed["slack"]["actions"][0]["inputs"]["channel"] == {"type": "string", "required": True}
+
+
+@pytest.mark.parametrize(
+    ("key", "config", "field"),
+    [
+        (
+            "jira",
+            {"baseUrl": "acme.atlassian.net", "email": "r@acme.test", "apiToken": "t"},
+            "config.baseUrl",
+        ),
+        (
+            "jira",
+            {"baseUrl": "https://acme.atlassian.net", "email": "robot", "apiToken": "t"},
+            "config.email",
+        ),
+        ("slack", {"token": "xoxb-1", "apiUrl": "ftp://slack.test/api"}, "config.apiUrl"),
+        ("teams", {"webhookUrl": "not a url"}, "config.webhookUrl"),
+        ("google_chat", {"webhookUrl": "chat.googleapis.com/v1/spaces/x"}, "config.webhookUrl"),
+        ("email", {"host": "smtp.acme.test", "from": "nobody"}, "config.from"),
+        ("email", {"host": "smtp.acme.test", "from": "c@acme.test", "port": 70000}, "config.port"),
+    ],
+)
+def test_a_configuration_that_cannot_work_is_a_400(admin_api, key, config, field):
+    response = admin_api.put(f"/connectors/{key}/config", {"config": config}, format="json")
+    assert response.status_code == 400, response.content
+    assert field in [e["field"] for e in response.json()["details"]["errors"]]
+    assert admin_api.get(f"/connectors/{key}/config").json().get("config") in ({}, None)
