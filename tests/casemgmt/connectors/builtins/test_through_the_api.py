@@ -174,6 +174,11 @@ def test_email_send_and_send_bulk(admin_api, smtp_server, caplog):
                 {"recipients": ["a@example.test", "b@example.test"], "subject": "Notice", "body": "Hello"})  # fmt: skip
     assert bulk["result"]["body"]["sent"] == 2
     assert [to for to, _ in smtp_server.messages[1:]] == [["a@example.test"], ["b@example.test"]]
+    logged = Invocation.objects.filter(connector="email").order_by("id")
+    assert [(r.action, r.method, r.url, r.status_code, r.success) for r in logged] == [
+        ("send", "SMTP", f"smtp://127.0.0.1:{smtp_server.port}", 250, True),
+        ("send_bulk", "SMTP", f"smtp://127.0.0.1:{smtp_server.port}", 250, True),
+    ]
     assert_secret_hidden(SMTP_PASSWORD, out, bulk, caplog.text)
 
 
