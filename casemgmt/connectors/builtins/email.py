@@ -15,12 +15,13 @@ import smtplib
 import socket
 from typing import Any
 
+from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.core.mail.backends.smtp import EmailBackend
 
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
 from casemgmt.connectors.checks import is_email_address
-from casemgmt.connectors.guard import UnsafeTarget, host_allowed, refusal, resolve
+from casemgmt.connectors.guard import METADATA_ADDRESSES, UnsafeTarget, host_allowed, refusal, resolve
 
 SMTP_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
 MESSAGE_INPUTS = {
@@ -63,7 +64,7 @@ class EmailConnector(Connector):
             "Send bulk email",
             {
                 "recipients": Input("array", required=True, description="Addresses; each gets its own copy."),
-                **MESSAGE_INPUTS,
+                **{k: v for k, v in MESSAGE_INPUTS.items() if k not in ("cc", "bcc")},
             },
         ),
     }
@@ -121,7 +122,7 @@ def smtp_connection(config: dict[str, Any]) -> EmailBackend:
         password=config.get("password") or "",
         use_tls=bool(config.get("use_tls", True)) and not use_ssl,
         use_ssl=use_ssl,
-        timeout=10,
+        timeout=settings.CONNECTOR_TIMEOUT_SECONDS,
     )
 
 
@@ -133,7 +134,7 @@ def check_host(host: str, port: int) -> None:
         raise ConnectorError("network_error", f"email: {exc}", transient=True) from exc
     for ip in addresses:
         reason = refusal(ip)
-        if reason and not host_allowed(host, ip):
+        if ip in METADATA_ADDRESSES or (reason and not host_allowed(host, ip)):
             raise ConnectorError("unsafe_target", f"{host} resolves to {reason} ({ip}); refused")
 
 
