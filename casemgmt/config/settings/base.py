@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "casemgmt.cases",
     "casemgmt.workflows",
     "casemgmt.prompts",
+    "casemgmt.reports",
     "casemgmt.connectors",
     "casemgmt.vault",
     "casemgmt.ops",
@@ -189,6 +190,12 @@ CELERY_BEAT_SCHEDULE = {
 CASE_DEFAULT_SLA_HOURS = env.int("CASE_DEFAULT_SLA_HOURS", default=72)
 if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
     raise ImproperlyConfigured("CASE_DEFAULT_SLA_HOURS must be a whole number of hours from 1 to 87600.")
+
+# Report queries: the PostgreSQL role they run as (only SELECT on the reporting views; empty: no
+# role switch), their statement timeout and the most rows one answers.
+REPORTS_DB_ROLE = env.str("CASE_REPORTS_DB_ROLE", default="casemgmt_report_reader")
+REPORTS_STATEMENT_TIMEOUT_MS = env.int("CASE_REPORTS_STATEMENT_TIMEOUT_MS", default=5000)
+REPORTS_ROW_CAP = env.int("CASE_REPORTS_ROW_CAP", default=10_000)
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
 
