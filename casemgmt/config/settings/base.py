@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "casemgmt.cases",
     "casemgmt.workflows",
     "casemgmt.prompts",
+    "casemgmt.webhooks",
     "casemgmt.ops",
     "casemgmt.realtime",
 ]
@@ -153,6 +154,8 @@ if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
 VAULT_MAX_UPLOAD_BYTES = env.int("VAULT_MAX_UPLOAD_BYTES", default=25 * 1024 * 1024)
+# Largest body an inbound webhook delivery may carry; larger: 413.
+WEBHOOK_MAX_BODY_BYTES = env.int("CASE_WEBHOOK_MAX_BODY_BYTES", default=1024 * 1024)
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
