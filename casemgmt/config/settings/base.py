@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "casemgmt.cases",
     "casemgmt.workflows",
     "casemgmt.prompts",
+    "casemgmt.connectors",
     "casemgmt.webhooks",
     "casemgmt.ops",
     "casemgmt.realtime",
@@ -129,6 +130,20 @@ PUBLIC_BASE_URL = env.str("CASE_PUBLIC_BASE_URL", default="http://localhost:8000
 
 # Fernet keys for credentials at rest (comma-separated; the first encrypts, all decrypt).
 FIELD_ENCRYPTION_KEYS = env.list("CASE_FIELD_ENCRYPTION_KEYS", default=[])
+
+# Connectors: outbound calls (SSRF allow-list, timeouts, response cap), retries and their queue.
+# Hosts (exact names, `*.example.com`, addresses or CIDR networks) connectors may reach even though
+# they resolve to loopback, private or link-local addresses. Metadata addresses stay refused.
+CONNECTOR_ALLOWED_HOSTS = env.list("CASE_CONNECTOR_ALLOWED_HOSTS", default=[])
+CONNECTOR_TIMEOUT_SECONDS = env.float("CASE_CONNECTOR_TIMEOUT_SECONDS", default=10.0)
+CONNECTOR_MAX_TIMEOUT_SECONDS = env.float("CASE_CONNECTOR_MAX_TIMEOUT_SECONDS", default=60.0)
+CONNECTOR_MAX_RESPONSE_BYTES = env.int("CASE_CONNECTOR_MAX_RESPONSE_BYTES", default=1024 * 1024)
+# Retries after the first attempt of a connector step or outbound delivery (a step's `retries`
+# overrides it); the waits double from the base up to the cap.
+CONNECTOR_RETRIES = env.int("CASE_CONNECTOR_RETRIES", default=3)
+CONNECTOR_RETRY_BASE_SECONDS = env.float("CASE_CONNECTOR_RETRY_BASE_SECONDS", default=1.0)
+CONNECTOR_RETRY_MAX_SECONDS = env.float("CASE_CONNECTOR_RETRY_MAX_SECONDS", default=60.0)
+CONNECTOR_QUEUE = env.str("CASE_CONNECTOR_QUEUE", default=CELERY_DEFAULT_QUEUE)
 
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
