@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "casemgmt.prompts",
     "casemgmt.connectors",
     "casemgmt.webhooks",
+    "casemgmt.notifications",
     "casemgmt.ops",
     "casemgmt.realtime",
 ]
@@ -159,6 +160,15 @@ CELERY_BEAT_SCHEDULE = vars().get("CELERY_BEAT_SCHEDULE") or {}
 CELERY_BEAT_SCHEDULE["workflows-escalate-overdue-tasks"] = {
     "task": "casemgmt.workflows.escalate_overdue_tasks",
     "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+}
+
+# Task notification emails (assigned, escalated, SLA passed): the queue they are sent from, and how
+# often (and after how long) rows still pending are handed to a worker again.
+NOTIFICATIONS_QUEUE = env.str("CASE_NOTIFICATIONS_QUEUE", default=CELERY_DEFAULT_QUEUE)
+NOTIFICATIONS_SCAN_SECONDS = env.float("CASE_NOTIFICATIONS_SCAN_SECONDS", default=300.0)
+CELERY_BEAT_SCHEDULE["notifications-send-pending"] = {
+    "task": "casemgmt.notifications.send_pending_notifications",
+    "schedule": NOTIFICATIONS_SCAN_SECONDS,
 }
 
 # A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow
