@@ -155,6 +155,8 @@ def test_bad_bodies_are_4xx_and_store_nothing(flow, settings):
     assert deliver(hook, {"amount": "lots"}).status_code == 400  # fails the case type's schema
     assert deliver(hook, b"<x/>", content_type="application/xml").status_code == 415
     assert deliver(hook, "\ud800".encode("utf-8", "surrogatepass")).status_code == 400
+    nul = deliver(hook, b"title=a%00b", content_type="application/x-www-form-urlencoded")
+    assert nul.status_code == 400, nul.content
     settings.WEBHOOK_MAX_BODY_BYTES = 50
     too_big = deliver(hook, {"title": "x" * 100})
     assert too_big.status_code == 413 and too_big.json()["code"] == "payload_too_large"
