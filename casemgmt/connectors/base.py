@@ -152,6 +152,13 @@ class Connector:
         through `context.http` (HTTP) or Django's email backend (SMTP)."""
         raise NotImplementedError
 
+    def prepare(self, action: str, inputs: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        """Called with the rendered, checked inputs when the call is queued, inside the transaction of the
+        case change that caused it, with the template context (`case_data`, `step_results`,
+        `case_number`, `now`, `case_id`). Returns the inputs to store and later pass to invoke, so
+        a connector can snapshot case state at that moment (the webhook payload). Default: as is."""
+        return inputs
+
     def check_inputs(self, action: str, inputs: dict[str, Any]) -> list[dict[str, str]]:
         """Extra, connector-specific input problems as [{field, error}] (beyond the declared
         types, enums and required inputs, which the framework checks). Default: none."""

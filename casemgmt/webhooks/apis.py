@@ -7,7 +7,6 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl
 
-from cryptography.fernet import InvalidToken
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -16,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.connectors.crypto import UndecryptableConfig
 from casemgmt.tenancy.serializers import StrictBooleanField, StrictSerializer
 from casemgmt.webhooks import openapi, selectors, services
 from casemgmt.webhooks.models import InboundWebhook
@@ -208,7 +208,7 @@ class WebhookReceiveApi(APIView):
         body = _raw_body(request)
         try:
             signed = services.signature_valid(webhook, body, request.headers.get("X-Webhook-Signature"))
-        except InvalidToken:  # the secret was encrypted under a key no longer configured
+        except UndecryptableConfig:  # encrypted under a key no longer configured
             raise errors.NotConfigured("The webhook secret cannot be read; set it again.") from None
         if not signed:
             raise errors.NotAuthenticated("Invalid or missing X-Webhook-Signature.")

@@ -16,7 +16,7 @@ from casemgmt.accounts.services import user_create
 from casemgmt.audit.services import record
 from casemgmt.cases.models import Case, CaseType
 from casemgmt.cases.services import case_create, case_update_data
-from casemgmt.webhooks import crypto
+from casemgmt.connectors import crypto
 from casemgmt.webhooks.mapping import case_reference, check_mapping, map_payload, parse_pointer
 from casemgmt.webhooks.models import InboundDelivery, InboundWebhook
 from shared.api.errors import AlreadyExists, NotFound, ValidationFailed
@@ -79,9 +79,26 @@ def _apply(webhook: InboundWebhook, values: Settings) -> None:
         webhook.is_active = values.is_active
 
 
+def inbound_webhook_secrets_rotate() -> int:
+    """Re-encrypts every stored secret with the first encryption key; returns how many. Rows are
+    locked one at a time, so a concurrent update of a webhook is never overwritten."""
+    count = 0
+    pks = InboundWebhook.objects.exclude(secret_encrypted="").values_list("pk", flat=True)
+    for pk in list(pks):
+        with transaction.atomic():
+            webhook = (
+                InboundWebhook.objects.select_for_update().filter(pk=pk).exclude(secret_encrypted="").first()
+            )
+            if webhook is not None:
+                webhook.secret_encrypted = crypto.rotate(webhook.secret_encrypted)
+                webhook.save(update_fields=["secret_encrypted"])
+                count += 1
+    return count
+
+
 def _set_secret(webhook: InboundWebhook, secret: str | None) -> None:
     """A string sets (re-encrypts) the secret; "" or None removes it."""
-    webhook.secret_encrypted = crypto.encrypt_text(_check_secret(secret)) if secret else ""
+    webhook.secret_encrypted = crypto.encrypt_json(_check_secret(secret)) if secret else ""
 
 
 def _new_key(webhook: InboundWebhook) -> str:
@@ -185,7 +202,7 @@ def signature_valid(webhook: InboundWebhook, body: bytes, header: str | None) ->
         return True
     if not header or not header.startswith("sha256="):
         return False
-    secret = crypto.decrypt_text(webhook.secret_encrypted).encode("utf-8")
+    secret = str(crypto.decrypt_json(webhook.secret_encrypted)).encode("utf-8")
     expected = hmac.new(secret, body, hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected, header.removeprefix("sha256=").strip().lower())
 

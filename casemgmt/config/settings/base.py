@@ -145,6 +145,12 @@ CONNECTOR_RETRIES = env.int("CASE_CONNECTOR_RETRIES", default=3)
 CONNECTOR_RETRY_BASE_SECONDS = env.float("CASE_CONNECTOR_RETRY_BASE_SECONDS", default=1.0)
 CONNECTOR_RETRY_MAX_SECONDS = env.float("CASE_CONNECTOR_RETRY_MAX_SECONDS", default=60.0)
 CONNECTOR_QUEUE = env.str("CASE_CONNECTOR_QUEUE", default=CELERY_DEFAULT_QUEUE)
+# How long one attempt may run before the sweep counts its worker as lost and starts the next
+# attempt: keep it above the longest call (six redirect hops at the maximum timeout).
+CONNECTOR_ATTEMPT_LEASE_SECONDS = env.float(
+    "CASE_CONNECTOR_ATTEMPT_LEASE_SECONDS", default=6 * CONNECTOR_MAX_TIMEOUT_SECONDS + 30
+)
+CONNECTOR_SWEEP_SECONDS = env.float("CASE_CONNECTOR_SWEEP_SECONDS", default=30.0)
 
 LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
@@ -160,6 +166,10 @@ CELERY_BEAT_SCHEDULE = vars().get("CELERY_BEAT_SCHEDULE") or {}
 CELERY_BEAT_SCHEDULE["workflows-escalate-overdue-tasks"] = {
     "task": "casemgmt.workflows.escalate_overdue_tasks",
     "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+}
+CELERY_BEAT_SCHEDULE["connectors-sweep-deliveries"] = {
+    "task": "casemgmt.connectors.sweep_deliveries",
+    "schedule": CONNECTOR_SWEEP_SECONDS,
 }
 
 # Task notification emails (assigned, escalated, SLA passed): the queue they are sent from, and how
@@ -191,4 +201,7 @@ STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("CASE_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 LOGGING = conf.logging_config(env.str("CASE_LOG_LEVEL", default="INFO"))
+# urllib3 logs request lines (URL with its query) at DEBUG; connector URLs may carry credentials
+# (webhook URLs, tokens in queries), and connectors log their calls themselves, redacted.
+LOGGING["loggers"]["urllib3"] = {"level": "WARNING"}
 PROMETHEUS_METRIC_NAMESPACE = ""

@@ -8,6 +8,8 @@ import json
 import uuid
 
 import pytest
+from cryptography.fernet import Fernet
+from django.core.management import call_command
 from django.test import Client
 
 from casemgmt.audit.models import AuditEvent
@@ -180,3 +182,17 @@ def test_merge_into_a_closed_case_is_a_conflict(flow):
     ok(flow.client.post(f"/cases/{created['caseId']}/close", {}, format="json"))
     response = deliver(hook, {"caseNumber": created["caseNumber"], "kind": "late"})
     assert response.status_code == 409 and response.json()["code"] == "invalid_state"
+
+
+def test_secret_survives_key_rotation_and_a_lost_key_is_503(flow, settings):
+    hook = configure(flow, secret=SECRET)
+    old, new = list(settings.FIELD_ENCRYPTION_KEYS), Fernet.generate_key().decode()
+    settings.FIELD_ENCRYPTION_KEYS = [new, *old]
+    assert deliver(hook, {"subject": "during"}, secret=SECRET).status_code == 202
+    call_command("rotate_webhook_secrets")
+    settings.FIELD_ENCRYPTION_KEYS = [new]  # the old key dropped after rotation
+    assert deliver(hook, {"subject": "after"}, secret=SECRET).status_code == 202
+    assert deliver(hook, {"subject": "forged"}, secret="wrong-secret-value").status_code == 401
+    settings.FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]  # a key lost too early
+    lost = deliver(hook, {"subject": "lost"}, secret=SECRET)
+    assert lost.status_code == 503 and lost.json()["code"] == "not_configured"
