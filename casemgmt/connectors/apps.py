@@ -6,7 +6,8 @@ class ConnectorsConfig(AppConfig):
     label = "connectors"
 
     def ready(self) -> None:
-        # Imported here: the collector reads models, which exist only once apps are ready.
+        # The collector reads models, which cannot load while the app registry is being filled
+        # (AppRegistryNotReady): importing it here breaks the loop apps -> models -> app registry.
         from casemgmt.connectors import metrics
 
         metrics.register()
