@@ -51,7 +51,9 @@ def _facts(step: CaseStep, labels: dict[str, str]) -> list[tuple[str, str]]:
     return facts
 
 
-def notification_email(notification: Notification) -> EmailMultiAlternatives:
+def notification_email(
+    notification: Notification, *, from_email: str | None = None
+) -> EmailMultiAlternatives:
     step, recipient = notification.step, notification.recipient
     tenant = notification.tenant
     branding = Branding.objects.filter(tenant=tenant).first()
@@ -86,6 +88,7 @@ def notification_email(notification: Notification) -> EmailMultiAlternatives:
     message = EmailMultiAlternatives(
         subject=f"[{organisation}] {headline}: {step.name} ({step.case.case_number})",
         body=text,
+        from_email=from_email,
         to=[recipient.email],
         headers={"X-Notification-Id": str(notification.id)},
     )

@@ -12,8 +12,8 @@ from casemgmt.tenancy.models import Tenant
 class Notification(models.Model):
     ASSIGNED, ESCALATED, SLA_BREACHED = "assigned", "escalated", "sla_breached"
     EVENTS = [(ASSIGNED, "Task assigned"), (ESCALATED, "Task escalated"), (SLA_BREACHED, "Task SLA breached")]
-    PENDING, SENDING, SENT, SKIPPED = "pending", "sending", "sent", "skipped"
-    STATUSES = [(s, s) for s in (PENDING, SENDING, SENT, SKIPPED)]
+    PENDING, SENDING, SENT, SKIPPED, FAILED = "pending", "sending", "sent", "skipped", "failed"
+    STATUSES = [(s, s) for s in (PENDING, SENDING, SENT, SKIPPED, FAILED)]
 
     id = models.BigAutoField(primary_key=True)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")

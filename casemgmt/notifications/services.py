@@ -20,6 +20,7 @@ from casemgmt.accounts.models import User
 from casemgmt.accounts.selectors import PREFERENCE_DEFAULTS
 from casemgmt.notifications.emails import notification_email
 from casemgmt.notifications.models import Notification
+from casemgmt.notifications.transport import TransportUnusable, transport_for
 
 if TYPE_CHECKING:
     from casemgmt.workflows.models import CaseStep
@@ -62,9 +63,30 @@ def _claim(notification_id: int) -> bool:
     )
 
 
+class NotificationRetry(Exception):
+    """A temporary failure outside SMTP itself (the mail server's name did not resolve): retried."""
+
+
+def _give_back(notification_id: int, exc: BaseException) -> None:
+    # The claim goes back (pending) so the retry, or the periodic scan, can send.
+    Notification.objects.filter(pk=notification_id).update(
+        status=Notification.PENDING, last_error=f"{exc.__class__.__name__}: {exc}"[:2000]
+    )
+
+
+def _deliver(notification: Notification) -> None:
+    transport = transport_for(tenant_id=notification.tenant_id)
+    message = notification_email(notification, from_email=transport.from_email)
+    if transport.connection is None:
+        message.send()
+    else:
+        with transport.connection as connection:
+            connection.send_messages([message])
+
+
 def notification_send(*, notification_id: int) -> str:
-    """Sends one pending notification; returns its final status. On a sending error the claim is
-    given back (status pending) and the error re-raised, so the task's retry can send."""
+    """Sends one pending notification; returns its final status. On a temporary error the claim is
+    given back and the error re-raised, so the task's retry can send."""
     if not _claim(notification_id):
         return "not pending"
     notification = Notification.objects.select_related("recipient", "tenant", "step__case__case_type").get(
@@ -74,11 +96,18 @@ def notification_send(*, notification_id: int) -> str:
         Notification.objects.filter(pk=notification_id).update(status=Notification.SKIPPED)
         return Notification.SKIPPED
     try:
-        notification_email(notification).send()
-    except Exception as exc:
+        _deliver(notification)
+    except TransportUnusable as exc:
+        if exc.transient:
+            _give_back(notification_id, exc)
+            raise NotificationRetry(str(exc)) from exc
+        # A refused SMTP host or an unreadable configuration does not mend itself: no retry.
         Notification.objects.filter(pk=notification_id).update(
-            status=Notification.PENDING, last_error=f"{exc.__class__.__name__}: {exc}"[:2000]
+            status=Notification.FAILED, last_error=str(exc)[:2000]
         )
+        return Notification.FAILED
+    except Exception as exc:
+        _give_back(notification_id, exc)
         raise
     Notification.objects.filter(pk=notification_id).update(status=Notification.SENT, sent_at=timezone.now())
     return Notification.SENT

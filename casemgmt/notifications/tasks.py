@@ -7,13 +7,13 @@ import smtplib
 from celery import shared_task
 from django.conf import settings
 
-from casemgmt.notifications.services import notification_send, notifications_pending
+from casemgmt.notifications.services import NotificationRetry, notification_send, notifications_pending
 
 
 @shared_task(
     name="casemgmt.notifications.send_notification",
     ignore_result=True,
-    autoretry_for=(smtplib.SMTPException, OSError),
+    autoretry_for=(smtplib.SMTPException, OSError, NotificationRetry),
     retry_backoff=True,
     retry_backoff_max=300,
     max_retries=5,

@@ -57,6 +57,8 @@ def mail_worker(subprocess_env, smtp_inbox):
         "CASE_EMAIL_PORT": str(port),
         "CASE_NOTIFICATIONS_QUEUE": queue,
         "CASE_PUBLIC_BASE_URL": "https://cases.example.test",
+        # lets a tenant's email connector use the local SMTP server (loopback is refused otherwise)
+        "CASE_CONNECTOR_ALLOWED_HOSTS": "127.0.0.1",
     }
     worker = start_celery_worker(
         name="case-notify-worker", app="casemgmt.config", queues=[queue], env=env, concurrency=1
@@ -156,6 +158,39 @@ def test_no_email_when_the_preference_is_off(setup, api):
     one_email(inbox, alice.email, "Task assigned to you")
     assert inbox.to(carol.email) == []
     assert not Notification.objects.filter(recipient=carol).exists()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_tenant_email_connector_is_the_transport(setup, api, smtp_inbox, settings):
+    flow, people, inbox = setup
+    settings.CONNECTOR_ALLOWED_HOSTS = ["127.0.0.1"]
+    config = {
+        "host": "127.0.0.1",
+        "port": smtp_inbox[1],
+        "use_tls": False,
+        "from": "Umbrella <cases@umbrella.test>",
+    }
+    ok(api(flow.admin).put("/connectors/email/config", {"config": config}, format="json"))
+    alice = people["alice"]
+    flow.workflow([task_step("review", assignTo=str(alice.id))])
+    flow.case()
+    message = one_email(inbox, alice.email, "Task assigned to you")
+    assert message["From"] == "Umbrella <cases@umbrella.test>"
+
+
+@pytest.mark.django_db
+def test_a_refused_tenant_smtp_host_fails_without_retry(flow_setup, api):
+    flow, alice, _bob = flow_setup
+    config = {"host": "127.0.0.2", "port": 2525, "use_tls": False, "from": "cases@umbrella.test"}
+    stored = api(flow.admin).put("/connectors/email/config", {"config": config}, format="json")
+    assert stored.status_code == 200, stored.content
+    flow.workflow([task_step("review", assignTo=str(alice.id))])
+    flow.case()
+    row = Notification.objects.get(recipient=alice)
+    assert notification_send(notification_id=row.id) == "failed"  # loopback, not allow-listed
+    row.refresh_from_db()
+    assert row.status == "failed" and "127.0.0.2" in row.last_error and not mail.outbox
 
 
 @pytest.mark.django_db
