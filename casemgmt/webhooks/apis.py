@@ -59,8 +59,8 @@ def received_out(received: services.Received) -> dict[str, Any]:
     }
 
 
-def _settings_of(data: dict[str, Any]) -> services.Settings:
-    return services.Settings(
+def _values_of(data: dict[str, Any]) -> services.WebhookValues:
+    return services.WebhookValues(
         path=data.get("path"),
         case_type_key=data.get("caseTypeKey"),
         mapping=data.get("mapping"),
@@ -102,7 +102,7 @@ class InboundWebhookListCreateApi(APIView):
         webhook, key = services.inbound_webhook_create(
             tenant=request.user.tenant,
             actor=request.user,
-            values=_settings_of({"mapping": {}, **data}),
+            values=_values_of({"mapping": {}, **data}),
             secret=data.get("secret"),
         )
         return Response(inbound_webhook_out(webhook, key=key), status=201)
@@ -129,7 +129,7 @@ class InboundWebhookDetailApi(APIView):
         webhook, key = services.inbound_webhook_update(
             webhook=webhook,
             actor=request.user,
-            values=_settings_of(data),
+            values=_values_of(data),
             secret=data.get("secret"),
             change_secret="secret" in data,
             rotate_key=data.get("rotateKey", False),

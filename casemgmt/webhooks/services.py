@@ -33,7 +33,7 @@ CONFIGURED = "connector:configured"
 
 
 @dataclass(frozen=True)
-class Settings:
+class WebhookValues:
     """What an admin sets on an inbound webhook (None: keep the current value on update)."""
 
     path: str | None = None
@@ -64,7 +64,7 @@ def _check_secret(secret: str) -> str:
     return secret
 
 
-def _apply(webhook: InboundWebhook, values: Settings) -> None:
+def _apply(webhook: InboundWebhook, values: WebhookValues) -> None:
     if values.path is not None:
         webhook.path = _check_path(values.path)
     if values.case_type_key is not None:
@@ -77,23 +77,6 @@ def _apply(webhook: InboundWebhook, values: Settings) -> None:
         webhook.case_pointer = values.case_pointer
     if values.is_active is not None:
         webhook.is_active = values.is_active
-
-
-def inbound_webhook_secrets_rotate() -> int:
-    """Re-encrypts every stored secret with the first encryption key; returns how many. Rows are
-    locked one at a time, so a concurrent update of a webhook is never overwritten."""
-    count = 0
-    pks = InboundWebhook.objects.exclude(secret_encrypted="").values_list("pk", flat=True)
-    for pk in list(pks):
-        with transaction.atomic():
-            webhook = (
-                InboundWebhook.objects.select_for_update().filter(pk=pk).exclude(secret_encrypted="").first()
-            )
-            if webhook is not None:
-                webhook.secret_encrypted = crypto.rotate(webhook.secret_encrypted)
-                webhook.save(update_fields=["secret_encrypted"])
-                count += 1
-    return count
 
 
 def _set_secret(webhook: InboundWebhook, secret: str | None) -> None:
@@ -138,7 +121,7 @@ def _audit(webhook: InboundWebhook, actor: User, operation: str, **extra: Any) -
 
 @transaction.atomic
 def inbound_webhook_create(
-    *, tenant: Tenant, actor: User, values: Settings, secret: str | None
+    *, tenant: Tenant, actor: User, values: WebhookValues, secret: str | None
 ) -> tuple[InboundWebhook, str]:
     """The new webhook and its key in plain text (shown this once; only its hash is stored)."""
     if values.path is None or values.case_type_key is None:
@@ -167,7 +150,7 @@ def inbound_webhook_update(
     *,
     webhook: InboundWebhook,
     actor: User,
-    values: Settings,
+    values: WebhookValues,
     secret: str | None,
     change_secret: bool,
     rotate_key: bool,
@@ -187,6 +170,23 @@ def inbound_webhook_update(
 def inbound_webhook_delete(*, webhook: InboundWebhook, actor: User) -> None:
     _audit(webhook, actor, "deleted")
     webhook.delete()
+
+
+def inbound_webhook_secrets_rotate() -> int:
+    """Re-encrypts every stored secret with the first encryption key; returns how many. Rows are
+    locked one at a time, so a concurrent update of a webhook is never overwritten."""
+    count = 0
+    pks = InboundWebhook.objects.exclude(secret_encrypted="").values_list("pk", flat=True)
+    for pk in list(pks):
+        with transaction.atomic():
+            webhook = (
+                InboundWebhook.objects.select_for_update().filter(pk=pk).exclude(secret_encrypted="").first()
+            )
+            if webhook is not None:
+                webhook.secret_encrypted = crypto.rotate(webhook.secret_encrypted)
+                webhook.save(update_fields=["secret_encrypted"])
+                count += 1
+    return count
 
 
 # --- receiving ------------------------------------------------------------------------------------
