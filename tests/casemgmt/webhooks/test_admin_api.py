@@ -117,3 +117,13 @@ def test_path_names_may_repeat_across_tenants(flow, api, other_tenant):
     assert deliver(theirs, {"subject": "theirs"}, key=hook["key"]).status_code == 401
     assert deliver(theirs, {"subject": "theirs"}).status_code == 202
     assert uuid.UUID(theirs["id"])
+
+
+def test_list_is_newest_first_and_pages(flow):
+    for path in ("a-older", "z-newer"):  # alphabetical order is the opposite of newest first
+        configure(flow, path=path)
+    listed = ok(flow.client.get(BASE))
+    assert [w["path"] for w in listed["data"]] == ["z-newer", "a-older"]
+    page = ok(flow.client.get(f"{BASE}?limit=1&offset=1"))
+    assert [w["path"] for w in page["data"]] == ["a-older"] and page["total"] == 2 and page["next"] is None
+    assert ok(flow.client.get(f"{BASE}?limit=1"))["next"].endswith("limit=1&offset=1")
