@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -51,12 +52,21 @@ def _facts(step: CaseStep, labels: dict[str, str]) -> list[tuple[str, str]]:
     return facts
 
 
-def notification_email(
-    notification: Notification, *, from_email: str | None = None
-) -> EmailMultiAlternatives:
-    step, recipient = notification.step, notification.recipient
-    tenant = notification.tenant
-    branding = Branding.objects.filter(tenant=tenant).first()
+@dataclass(frozen=True)
+class Content:
+    """What both bodies say."""
+
+    organisation: str
+    greeting: str
+    sentence: str
+    facts: list[tuple[str, str]]
+    link: str
+    footer: str
+    why: str = "You receive this email because email notifications are on in your preferences."
+
+
+def _content(notification: Notification, branding: Branding | None) -> tuple[str, Content]:
+    step, recipient, tenant = notification.step, notification.recipient, notification.tenant
     organisation = (branding.company_name if branding else "") or tenant.name
     labels = terminology_of(tenant_id=tenant.id)
     headline = HEADLINES[notification.event].format(task=labels["task"])
@@ -66,52 +76,43 @@ def notification_email(
         step=step.name,
         number=step.case.case_number,
     )
-    link = f"{settings.PUBLIC_BASE_URL.rstrip('/')}/tasks/{step.case_id}/{step.step_id}"
-    facts = _facts(step, labels)
-    footer = (branding.powered_by if branding else "") or organisation
-    greeting = f"Hello {recipient.display_name or recipient.email},"
-    why = "You receive this email because email notifications are on in your preferences."
-    text = "\n".join(
-        [
-            greeting,
-            "",
-            sentence,
-            "",
-            *(f"{k}: {v}" for k, v in facts),
-            "",
-            f"Open it: {link}",
-            "",
-            why,
-            footer,
-        ]
+    subject = f"[{organisation}] {headline}: {step.name} ({step.case.case_number})"
+    return subject, Content(
+        organisation=organisation,
+        greeting=f"Hello {recipient.display_name or recipient.email},",
+        sentence=sentence,
+        facts=_facts(step, labels),
+        link=f"{settings.PUBLIC_BASE_URL.rstrip('/')}/tasks/{step.case_id}/{step.step_id}",
+        footer=(branding.powered_by if branding else "") or organisation,
     )
+
+
+def notification_email(
+    notification: Notification, *, from_email: str | None = None
+) -> EmailMultiAlternatives:
+    branding = Branding.objects.filter(tenant_id=notification.tenant_id).first()
+    subject, content = _content(notification, branding)
     message = EmailMultiAlternatives(
-        subject=f"[{organisation}] {headline}: {step.name} ({step.case.case_number})",
-        body=text,
+        subject=subject,
+        body=_text(content),
         from_email=from_email,
-        to=[recipient.email],
+        to=[notification.recipient.email],
         headers={"X-Notification-Id": str(notification.id)},
     )
-    message.attach_alternative(
-        _html(organisation, greeting, sentence, facts, link, why, footer, branding), "text/html"
-    )
+    message.attach_alternative(_html(content, branding), "text/html")
     return message
 
 
-def _html(
-    organisation: str,
-    greeting: str,
-    sentence: str,
-    facts: list[tuple[str, str]],
-    link: str,
-    why: str,
-    footer: str,
-    branding: Branding | None,
-) -> str:
+def _text(c: Content) -> str:
+    facts = [f"{k}: {v}" for k, v in c.facts]
+    return "\n".join([c.greeting, "", c.sentence, "", *facts, "", f"Open it: {c.link}", "", c.why, c.footer])
+
+
+def _html(c: Content, branding: Branding | None) -> str:
     primary, secondary = _colour(branding, "primary"), _colour(branding, "secondary")
     rows = "".join(
         f'<tr><td style="padding:2px 12px 2px 0;color:{secondary}">{escape(k)}</td><td>{escape(v)}</td></tr>'
-        for k, v in facts
+        for k, v in c.facts
     )
     logo = (
         f'<img src="{escape(branding.logo_url)}" alt="" height="32" style="vertical-align:middle;margin-right:8px">'
@@ -121,12 +122,12 @@ def _html(
     return (
         '<!DOCTYPE html><html><body style="margin:0;font-family:Arial,sans-serif;color:#1f2933">'
         f'<div style="background:{primary};color:#ffffff;padding:16px 24px;font-size:18px">'
-        f"{logo}{escape(organisation)}</div>"
-        f'<div style="padding:24px"><p>{escape(greeting)}</p><p>{escape(sentence)}</p>'
+        f"{logo}{escape(c.organisation)}</div>"
+        f'<div style="padding:24px"><p>{escape(c.greeting)}</p><p>{escape(c.sentence)}</p>'
         f'<table style="border-collapse:collapse;margin:12px 0">{rows}</table>'
-        f'<p><a href="{escape(link)}" style="background:{primary};color:#ffffff;padding:10px 16px;'
+        f'<p><a href="{escape(c.link)}" style="background:{primary};color:#ffffff;padding:10px 16px;'
         f'text-decoration:none;border-radius:4px;display:inline-block">Open</a></p>'
-        f'<p style="color:{secondary};font-size:12px">{escape(why)}</p></div>'
+        f'<p style="color:{secondary};font-size:12px">{escape(c.why)}</p></div>'
         f'<div style="border-top:3px solid {secondary};padding:12px 24px;font-size:12px;color:{secondary}">'
-        f"{escape(footer)}</div></body></html>"
+        f"{escape(c.footer)}</div></body></html>"
     )
