@@ -16,7 +16,8 @@ install: $(STAMP)
 run: install
 	$(PY) deploy/devserver.py
 
-test: install
+# Lint first: style and types are part of the test (CI runs `make test`).
+test: install lint
 	bash deploy/ensure-services.sh
 	$(PY) tests/run.py
 
@@ -28,9 +29,13 @@ test-orch: install
 	bash deploy/ensure-services.sh
 	$(PY) tests/run.py orch
 
+# mypy runs once per Django project: the django-stubs plugin loads one settings module, and each
+# service's models and settings are only known under its own (shared/ is checked under both).
 lint: install
 	$(VENV)/bin/ruff check casemgmt orchestrator shared tests bench deploy
 	$(VENV)/bin/ruff format --check casemgmt orchestrator shared tests bench deploy
+	DJANGO_SETTINGS_MODULE=casemgmt.config.settings.test $(VENV)/bin/mypy --cache-dir .mypy_cache/case casemgmt shared
+	DJANGO_SETTINGS_MODULE=orchestrator.config.settings.test $(VENV)/bin/mypy --cache-dir .mypy_cache/orch orchestrator shared
 
 clean:
 	rm -rf var/ .pytest_cache

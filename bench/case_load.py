@@ -10,8 +10,8 @@ Measures, against the production settings (PostgreSQL, Redis, uvicorn with one w
 
 Usage:  .venv/bin/python bench/case_load.py [--duration 20] [--concurrency 32] [--seed 100000]
         [--server uvicorn|gunicorn] [--workers N] [--tenants N] [--skip-search]
-Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/case_bench; the database
-is dropped and recreated), BENCH_REDIS_URL (default redis://127.0.0.1:6379). Each run takes < 3 min.
+Environment: CASE_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/case_bench; the database
+is dropped and recreated), CASE_BENCH_REDIS_URL (default redis://127.0.0.1:6379). Each run takes < 3 min.
 The load generator runs on the same machine as the server and competes with it for the CPUs.
 """
 
@@ -37,8 +37,8 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/case_bench")
-REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379")
+DATABASE_URL = os.environ.get("CASE_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/case_bench")
+REDIS_URL = os.environ.get("CASE_BENCH_REDIS_URL", "redis://127.0.0.1:6379")
 PASSWORD = "bench-password-not-secret-42"
 WORDS = (
     "water damage roof storm hail flood fire smoke theft burglary vehicle collision windscreen glass "
@@ -57,15 +57,13 @@ SCHEMA = {
 
 
 def server_env() -> dict[str, str]:
-    from cryptography.fernet import Fernet
-
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "casemgmt.config.settings.production",
         "CASE_DATABASE_URL": DATABASE_URL,
         "CASE_REDIS_URL": REDIS_URL,
         "CASE_SECRET_KEY": "bench-secret-key-" + "x" * 40,
-        "CASE_FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+        "CASE_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "CASE_SECURE_COOKIES": "false",
         "CASE_LOG_LEVEL": "WARNING",
         "TEST_RUN_TOKEN": "bench",  # keeps Redis keys apart from other users of this Redis

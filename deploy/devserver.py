@@ -22,7 +22,9 @@ ORCH_PORT = os.environ.get("ORCH_PORT", "3000")
 
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 CASE_ENV = dict(ENV, DJANGO_SETTINGS_MODULE=os.environ.get("CASE_SETTINGS", "casemgmt.config.settings.local"))
-ORCH_ENV = dict(ENV, DJANGO_SETTINGS_MODULE=os.environ.get("ORCH_SETTINGS", "orchestrator.config.settings.local"))
+ORCH_ENV = dict(
+    ENV, DJANGO_SETTINGS_MODULE=os.environ.get("ORCH_SETTINGS", "orchestrator.config.settings.local")
+)
 
 PROCESSES = [
     ("case-web", CASE_ENV, [PY, "-m", "daphne", "-b", "0.0.0.0", "-p", CASE_PORT, "casemgmt.config.asgi:application"]),
@@ -37,7 +39,9 @@ def setup() -> None:
     for env, manage in ((CASE_ENV, "manage_case.py"), (ORCH_ENV, "manage_orch.py")):
         subprocess.run([PY, manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
     subprocess.run([PY, "manage_case.py", "ensure_demo_tenant"], cwd=ROOT, env=CASE_ENV, check=True)
-    print(f"Orchestrator:  http://localhost:{ORCH_PORT}/api/status   (security off in the embedded default)\n")
+    print(
+        f"Orchestrator:  http://localhost:{ORCH_PORT}/api/status   (security off in the embedded default)\n"
+    )
 
 
 def pump(name: str, stream) -> None:
@@ -50,7 +54,9 @@ def main() -> int:
     setup()
     children: list[subprocess.Popen] = []
     for name, env, args in PROCESSES:
-        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
         children.append(proc)
         threading.Thread(target=pump, args=(name, proc.stdout), daemon=True).start()
 

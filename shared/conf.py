@@ -53,39 +53,24 @@ def logging_config(level: str = "INFO", *, json_logs: bool = False) -> dict[str,
     }
 
 
-def celery_settings(
-    *, broker_url: str, default_queue: str, local_folder: Path | None = None
-) -> dict[str, Any]:
-    """Celery options shared by both services (read by `app.config_from_object(..., namespace="CELERY")`)."""
-    options: dict[str, Any] = {}
-    if broker_url.startswith("filesystem://") and local_folder is not None:
-        local_folder.mkdir(parents=True, exist_ok=True)
-        (local_folder / "processed").mkdir(exist_ok=True)
-        options = {
+def broker_transport_options(broker_url: str, local_folder: Path) -> dict[str, Any]:
+    """Celery broker transport options. The embedded filesystem broker keeps every file it writes
+    (queued messages, processed ones, and the `control/*.exchange` tables that route broadcasts)
+    under `local_folder`; kombu would otherwise put the exchange tables in the process's working
+    directory. Redis keys carry the test isolation prefix."""
+    if broker_url.startswith("filesystem://"):
+        for folder in (local_folder, local_folder / "processed", local_folder / "control"):
+            folder.mkdir(parents=True, exist_ok=True)
+        return {
             "data_folder_in": str(local_folder),
             "data_folder_out": str(local_folder),
             "processed_folder": str(local_folder / "processed"),
+            "control_folder": str(local_folder / "control"),
             "store_processed": False,
         }
-    elif broker_url.startswith(("redis://", "rediss://")):
-        options = {"global_keyprefix": isolation_prefix(), "visibility_timeout": 3600}
-    return {
-        "CELERY_BROKER_URL": broker_url,
-        "CELERY_BROKER_TRANSPORT_OPTIONS": options,
-        "CELERY_TASK_DEFAULT_QUEUE": default_queue,
-        "CELERY_TASK_SERIALIZER": "json",
-        "CELERY_RESULT_SERIALIZER": "json",
-        "CELERY_ACCEPT_CONTENT": ["json"],
-        "CELERY_TASK_IGNORE_RESULT": True,
-        "CELERY_TASK_ACKS_LATE": True,
-        "CELERY_TASK_REJECT_ON_WORKER_LOST": True,
-        "CELERY_WORKER_PREFETCH_MULTIPLIER": 1,
-        "CELERY_TASK_TIME_LIMIT": 15 * 60,
-        "CELERY_TASK_SOFT_TIME_LIMIT": 14 * 60,
-        "CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP": True,
-        "CELERY_WORKER_HIJACK_ROOT_LOGGER": False,
-        "CELERY_TIMEZONE": "UTC",
-    }
+    if broker_url.startswith(("redis://", "rediss://")):
+        return {"global_keyprefix": isolation_prefix(), "visibility_timeout": 3600}
+    return {}
 
 
 def redis_cache(url: str, prefix: str) -> dict[str, Any]:
@@ -152,8 +137,10 @@ def database(config: dict[str, Any], *, conn_max_age: int) -> dict[str, Any]:
     return config
 
 
-def require_production(settings: dict[str, Any], prefix: str) -> None:
-    """Production refuses to start without its secrets, Redis and PostgreSQL."""
+def require_production(settings: dict[str, Any], prefix: str, *, required: tuple[str, ...] = ()) -> None:
+    """Production refuses to start without its secrets, Redis and PostgreSQL, and with a wildcard
+    `ALLOWED_HOSTS` (the Host header would then be trusted for absolute URLs and cache keys).
+    `required` names further settings (read from `<prefix>_<name>`) that must not be empty."""
     from django.core.exceptions import ImproperlyConfigured
 
     checks = [
@@ -163,7 +150,11 @@ def require_production(settings: dict[str, Any], prefix: str) -> None:
             "sqlite" not in settings["DATABASES"]["default"]["ENGINE"],
             f"{prefix}_DATABASE_URL must point at PostgreSQL in production.",
         ),
-        (settings["FIELD_ENCRYPTION_KEYS"], f"{prefix}_FIELD_ENCRYPTION_KEYS must be set in production."),
+        (
+            settings["ALLOWED_HOSTS"] and "*" not in settings["ALLOWED_HOSTS"],
+            f"{prefix}_ALLOWED_HOSTS must list the service's host names in production (not `*`).",
+        ),
+        *((settings[name], f"{prefix}_{name} must be set in production.") for name in required),
     ]
     for ok, message in checks:
         if not ok:

@@ -1,6 +1,7 @@
 """Runs both services' suites (one pytest run per Django project) and prints one closing line.
 
-Usage: python tests/run.py [case|orch] [extra pytest args...]
+Usage: python tests/run.py [case|orch|case-sqlite|orch-sqlite] [extra pytest args...]
+The -sqlite suites cover the embedded default's database paths (what `make run` uses) on SQLite.
 Exit status is non-zero when any test failed, errored, or when no test ran at all.
 """
 
@@ -16,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SUITES = {
     "case": ("casemgmt.config.settings.test", ["tests/shared", "tests/casemgmt"]),
     "orch": ("orchestrator.config.settings.test", ["tests/orchestrator"]),
+    "case-sqlite": ("casemgmt.config.settings.test_sqlite", ["tests/sqlite/shared", "tests/sqlite/casemgmt"]),
+    "orch-sqlite": ("orchestrator.config.settings.test_sqlite", ["tests/sqlite/orchestrator"]),
 }
 
 

@@ -26,7 +26,7 @@ class RoleAdminForm(forms.ModelForm):
     request: Any = None  # set by RoleAdmin.get_form
 
     def clean_name(self) -> str:
-        name = self.cleaned_data.get("name")
+        name = self.cleaned_data["name"]
         tenant_id = self.instance.tenant_id if self.instance.pk else self.request.user.tenant_id
         if (
             tenant_id
@@ -83,7 +83,7 @@ class UserAdminForm(forms.ModelForm):
     request: Any = None  # set by UserAdmin.get_form
 
     def clean_is_active(self) -> bool:
-        active = self.cleaned_data.get("is_active")
+        active = self.cleaned_data["is_active"]
         if not active and self.instance.pk and self.instance.pk == self.request.user.pk:
             raise forms.ValidationError("You cannot disable your own account.")
         return active

@@ -9,6 +9,7 @@ from django.contrib.auth.models import PermissionsMixin
 from django.db import models
 
 from casemgmt.tenancy.models import Tenant
+from shared.api.errors import InvalidState
 
 KNOWN_PERMISSIONS = (
     "cases:create", "cases:read", "cases:update", "cases:delete",
@@ -99,7 +100,7 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS = []  # typed by AbstractBaseUser
 
     objects = UserManager()
 
@@ -118,6 +119,21 @@ class User(AbstractBaseUser, PermissionsMixin):
                 cached.update(role.permissions)
             self._permission_strings = cached
         return cached
+
+    @property
+    def member_tenant_id(self) -> uuid.UUID:
+        """The tenant of an API principal. Only platform superusers, who use the Django admin alone,
+        have none; reaching a tenant-scoped write or read without one is a 409, never a cross-tenant
+        query on a null tenant."""
+        if self.tenant_id is None:
+            raise InvalidState("Platform operators belong to no tenant.")
+        return self.tenant_id
+
+    @property
+    def member_tenant(self) -> Tenant:
+        if self.tenant is None:
+            raise InvalidState("Platform operators belong to no tenant.")
+        return self.tenant
 
     @property
     def role_names(self) -> list[str]:

@@ -22,7 +22,9 @@ PREFERENCE_DEFAULTS: dict[str, Any] = {
 
 
 def preferences_of(user: User) -> dict[str, Any]:
-    themes = dict(Theme.objects.filter(tenant_id=user.tenant_id).values_list("name", "is_default"))
+    # Platform operators (no tenant) have no themes.
+    tenant_themes = Theme.objects.filter(tenant_id=user.tenant_id) if user.tenant_id else Theme.objects.none()
+    themes = dict(tenant_themes.values_list("name", "is_default"))
     default_theme = next((name for name, is_default in themes.items() if is_default), None)
     stored = user.preferences or {}
     merged = {"theme": default_theme, **PREFERENCE_DEFAULTS, **stored}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,7 +159,7 @@ def _ensure_grantable(actor: User, permissions: list[str], *, field: str) -> Non
         raise errors.PermissionDenied("You may only grant permissions you hold yourself.", field=field)
 
 
-def _ensure_roles_grantable(actor: User, roles: list[Role], *, before: list[Role] = ()) -> None:
+def _ensure_roles_grantable(actor: User, roles: list[Role], *, before: Iterable[Role] = ()) -> None:
     # Roles the principal already had are not a new grant (an admin may still rename a user
     # holding a bigger role, or take roles away).
     kept = {role.pk for role in before}
@@ -239,6 +240,8 @@ def principal_created_in_admin(*, user: User, actor: User) -> None:
         _queue_welcome(user)
 
 
+# Principals are members of a tenant; only platform operators (superusers, who use the Django admin
+# alone) have none, and no principal operation reaches them.
 @transaction.atomic
 def principal_update(
     *, user: User, actor: User, display_name: str | None = None, role_names: list[str] | None = None
@@ -246,7 +249,7 @@ def principal_update(
     resource = f"principals/{user.id}"
     if display_name is not None and display_name != user.display_name:
         record(
-            tenant_id=user.tenant_id,
+            tenant_id=user.member_tenant_id,
             actor=str(actor.id),
             action="user:updated",
             resource=resource,
@@ -256,13 +259,13 @@ def principal_update(
         user.save(update_fields=["display_name"])
     if role_names is not None:
         before = sorted(user.role_names)
-        roles = roles_named(tenant=user.tenant, names=role_names)
+        roles = roles_named(tenant=user.member_tenant, names=role_names)
         _ensure_roles_grantable(actor, roles, before=list(user.roles.all()))
         user.roles.set(roles)
         after = sorted(r.name for r in roles)
         if before != after:
             record(
-                tenant_id=user.tenant_id,
+                tenant_id=user.member_tenant_id,
                 actor=str(actor.id),
                 action="user:role_assigned",
                 resource=resource,
@@ -284,9 +287,9 @@ def principal_disable(*, user: User, actor: User) -> None:
     if not User.objects.filter(pk=user.pk, is_active=True).update(is_active=False):
         return
     # A disabled principal's audit events are marked deleted, in the same transaction as the disable.
-    marked = mark_actor_events_deleted(tenant_id=user.tenant_id, actor=str(user.id), deleted=True)
+    marked = mark_actor_events_deleted(tenant_id=user.member_tenant_id, actor=str(user.id), deleted=True)
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(actor.id),
         action="user:disabled",
         resource=f"principals/{user.id}",
@@ -301,9 +304,9 @@ def principal_enable(*, user: User, actor: User) -> None:
         return
     # Enabling undoes the disable's mark: the principal's events are live again. (Erasure, which
     # zeroes hashes, is the irreversible path.)
-    unmarked = mark_actor_events_deleted(tenant_id=user.tenant_id, actor=str(user.id), deleted=False)
+    unmarked = mark_actor_events_deleted(tenant_id=user.member_tenant_id, actor=str(user.id), deleted=False)
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(actor.id),
         action="user:enabled",
         resource=f"principals/{user.id}",
@@ -312,7 +315,8 @@ def principal_enable(*, user: User, actor: User) -> None:
 
 
 def welcome_email_build(user: User) -> EmailMessage:
-    organisation = getattr(getattr(user.tenant, "branding", None), "company_name", "") or user.tenant.name
+    tenant = user.member_tenant
+    organisation = getattr(getattr(tenant, "branding", None), "company_name", "") or tenant.name
     lines = [
         f"Hello {user.display_name or user.email},",
         "",

@@ -78,7 +78,7 @@ def _break(result: audit.VerifyResult, event: AuditEvent, message: str) -> None:
 @transaction.atomic
 def audit_record_verification(*, user: User, scope: str, result: audit.VerifyResult) -> AuditEvent:
     return record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="audit:verified",
         resource=scope,
@@ -89,5 +89,9 @@ def audit_record_verification(*, user: User, scope: str, result: audit.VerifyRes
 @transaction.atomic
 def audit_record_export(*, user: User, scope: str, params: dict[str, Any]) -> AuditEvent:
     return record(
-        tenant_id=user.tenant_id, actor=str(user.id), action="audit:exported", resource=scope, changes=params
+        tenant_id=user.member_tenant_id,
+        actor=str(user.id),
+        action="audit:exported",
+        resource=scope,
+        changes=params,
     )

@@ -92,7 +92,7 @@ def access_case(*, user: User, case_id: Any) -> Case:
     """The case if it belongs to the caller's tenant; otherwise 404 (existence is never leaked)."""
     case = (
         Case.objects.select_related("case_type", "workflow_version")
-        .filter(tenant_id=user.tenant_id, id=case_id)
+        .filter(tenant_id=user.member_tenant_id, id=case_id)
         .first()
     )
     if case is None:
@@ -101,7 +101,7 @@ def access_case(*, user: User, case_id: Any) -> Case:
 
 
 def case_list(*, user: User, params: QueryDict) -> QuerySet[Case]:
-    cases = Case.objects.filter(tenant_id=user.tenant_id).select_related("case_type")
+    cases = Case.objects.filter(tenant_id=user.member_tenant_id).select_related("case_type")
     if params.get("caseTypeId"):
         cases = cases.filter(case_type_id=_uuid(params["caseTypeId"], "caseTypeId"))
     status = params.get("status")
@@ -120,7 +120,7 @@ def case_list(*, user: User, params: QueryDict) -> QuerySet[Case]:
         # Decision: "assigned to" means holding an active human task of the case.
         cases = cases.filter(
             id__in=CaseStep.objects.filter(
-                tenant_id=user.tenant_id, type="task", status=CaseStep.ACTIVE, assigned_to_id=assignee
+                tenant_id=user.member_tenant_id, type="task", status=CaseStep.ACTIVE, assigned_to_id=assignee
             ).values("case_id")
         )
     return cases.order_by(*_ordering(params))
@@ -217,14 +217,21 @@ def _pg_count(tenant_id: Any, q: str) -> int:
 
 
 def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit], int]:
-    """SQLite: every word must occur (case-insensitive substring); relevance counts occurrences."""
-    terms = [t for t in re.split(r"\s+", q.strip()) if t]
+    """Without a full-text index (SQLite): every word must occur in the case's text, in any letter
+    case (a substring, so "flood" also finds "flooded"); double quotes only delimit words; relevance
+    counts occurrences. SQLite's LIKE folds ASCII letters only, so it narrows the candidates by the
+    ASCII words and Python decides on every word."""
+    terms = [t.lower() for t in re.findall(r'[^\s"]+', q)]
+    if not terms:  # only quotes: no word to look for, as the full-text query has none either
+        return [], 0
     cases = Case.objects.filter(tenant_id=tenant_id)
-    for term in terms:
+    for term in (t for t in terms if t.isascii()):
         cases = cases.filter(search_text__icontains=term)
-    total = cases.count()
+    candidates = cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at")
+    found = [case for case in candidates if all(t in case.search_text.lower() for t in terms)]
+    total = len(found)
     scored = []
-    for case in cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at"):
+    for case in found:
         text = case.search_text.lower()
         scored.append((sum(text.count(t.lower()) for t in terms), case))
     # Most relevant first; ties newest first, then by id (descending) so pages never overlap.

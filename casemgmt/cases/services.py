@@ -58,8 +58,8 @@ def case_type_create(
     if prefix is not None and not PREFIX_RE.match(prefix):
         raise ValidationFailed("prefix must be 2 to 8 characters of A-Z and 0-9", field="prefix")
     check_schema(schema)
-    _lock_counter(user.tenant_id, key)
-    existing = CaseType.objects.filter(tenant_id=user.tenant_id, key=key)
+    _lock_counter(user.member_tenant_id, key)
+    existing = CaseType.objects.filter(tenant_id=user.member_tenant_id, key=key)
     latest = existing.aggregate(v=Max("version"))["v"] or 0
     if latest:
         # An existing key registers the next version; numbering continues, so the prefix stays.
@@ -70,7 +70,7 @@ def case_type_create(
             )
         prefix = current_prefix
     case_type = CaseType.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         key=key,
         version=latest + 1,
         display_name=display_name,
@@ -81,7 +81,7 @@ def case_type_create(
         created_by=user,
     )
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="case_type:registered",
         resource=f"case-types/{case_type.id}",
@@ -145,10 +145,10 @@ def case_create(
 ) -> Case:
     data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
     workflow = resolve_workflow(
-        tenant_id=user.tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
+        tenant_id=user.member_tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
     )
     validate_data(case_type.schema, data)  # 400 listing every schema failure
-    number = _next_case_number(user.tenant_id, case_type)
+    number = _next_case_number(user.member_tenant_id, case_type)
     name = display_name or _default_display_name(case_type, number, data)
     created_at = timezone.now()
     # Every case gets a deadline: the case type's slaHours win, else the bound workflow's, else the
@@ -156,10 +156,10 @@ def case_create(
     sla_hours = (
         case_type.sla_hours
         or (workflow.sla_hours if workflow else None)
-        or default_sla_hours(tenant_id=user.tenant_id)
+        or default_sla_hours(tenant_id=user.member_tenant_id)
     )
     case = Case.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         case_type=case_type,
         case_number=number,
         display_name=name,
@@ -171,7 +171,7 @@ def case_create(
         search_text=search_text(case_number=number, display_name=name, data=data),
     )
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="case:created",
         resource=f"cases/{case.id}",

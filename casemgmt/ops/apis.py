@@ -34,4 +34,6 @@ def readyz(request: HttpRequest) -> HttpResponse:
     if db.ok and broker.ok:
         return HttpResponse("ready\n", content_type="text/plain")
     problems = [name for name, probe in (("database", db), ("broker", broker)) if not probe.ok]
-    return HttpResponse(f"not ready: {', '.join(problems)} unreachable\n", content_type="text/plain", status=503)
+    return HttpResponse(
+        f"not ready: {', '.join(problems)} unreachable\n", content_type="text/plain", status=503
+    )

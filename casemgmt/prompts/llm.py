@@ -1,6 +1,6 @@
 """The OpenAI-compatible chat-completions client used by agent steps.
 
-Errors are sorted by what a caller should do: `LLMNotConfigured` (503 not_configured),
+Errors are sorted by what a caller should do: `LLMNotConfigured` (the agent step fails with `not_configured`),
 `LLMTransient` (timeouts, connection errors, 429 and 5xx: retry with backoff) and `LLMBadReply`
 (anything else: retrying will not help).
 """
@@ -50,7 +50,7 @@ def chat_completion(
     json_mode: bool = False,
 ) -> Reply:
     if not settings.LLM_BASE_URL or not (model or settings.LLM_MODEL):
-        raise LLMNotConfigured("No language model is configured (LLM_BASE_URL, LLM_MODEL).")
+        raise LLMNotConfigured("No language model is configured (CASE_LLM_BASE_URL, CASE_LLM_MODEL).")
     body: dict[str, Any] = {"model": model or settings.LLM_MODEL, "messages": messages}
     if temperature is not None:
         body["temperature"] = temperature

@@ -47,11 +47,11 @@ def _fields(
 
 def _save(user: User, name: str, version: int, fields: dict[str, Any]) -> PromptTemplate:
     template = PromptTemplate.objects.create(
-        tenant_id=user.tenant_id, name=name, version=version, created_by=user, **fields
+        tenant_id=user.member_tenant_id, name=name, version=version, created_by=user, **fields
     )
     # Decision: prompt templates are audited as prompt_template:created / prompt_template:versioned.
     record(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="prompt_template:created" if version == 1 else "prompt_template:versioned",
         resource=f"prompt-templates/{name}",
@@ -72,7 +72,7 @@ def prompt_template_create(
 ) -> PromptTemplate:
     _check(name, template)
     fields = _fields(template, description, model, temperature, max_tokens)
-    if prompt_template_get_or_none(tenant_id=user.tenant_id, name=name):
+    if prompt_template_get_or_none(tenant_id=user.member_tenant_id, name=name):
         raise AlreadyExists(
             f"Prompt template {name!r} already exists; PUT creates a new version.", field="name"
         )
@@ -96,7 +96,7 @@ def prompt_template_new_version(
     _check(name, template)
     fields = _fields(template, description, model, temperature, max_tokens)
     for _ in range(5):  # a concurrent PUT may take the next number first; then take the one after
-        latest = prompt_template_get_or_none(tenant_id=user.tenant_id, name=name)
+        latest = prompt_template_get_or_none(tenant_id=user.member_tenant_id, name=name)
         if latest is None:
             raise NotFound("Prompt template not found.")
         try:

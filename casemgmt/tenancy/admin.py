@@ -170,7 +170,7 @@ class TerminologyAdmin(_ServiceBackedAdmin):
 
 class ThemeAdminForm(_RequestForm):
     def clean_name(self) -> str:
-        name = self.cleaned_data.get("name")
+        name = self.cleaned_data["name"]
         tenant_id = self.instance.tenant_id if self.instance.pk else self.request.user.tenant_id
         if (
             tenant_id
@@ -180,7 +180,7 @@ class ThemeAdminForm(_RequestForm):
         return name
 
     def clean_is_default(self) -> bool:
-        is_default = self.cleaned_data.get("is_default")
+        is_default = self.cleaned_data["is_default"]
         if (
             not is_default
             and self.instance.pk

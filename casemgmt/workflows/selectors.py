@@ -76,7 +76,7 @@ def _visible_to(user: User) -> Q:
 
 
 def task_inbox(*, user: User, params: Any) -> QuerySet[CaseStep]:
-    tasks = CaseStep.objects.filter(tenant_id=user.tenant_id, is_task=True, status__in=TASK_STATUSES)
+    tasks = CaseStep.objects.filter(tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES)
     tasks = tasks.filter(_visible_to(user))
     status = params.get("status")
     if status == "claimed":
@@ -108,7 +108,11 @@ def task_get(*, user: User, case_id: Any, step_id: str) -> CaseStep:
     row = (
         CaseStep.objects.select_related("case__case_type", "case__workflow_version")
         .filter(
-            tenant_id=user.tenant_id, case_id=case_id, step_id=step_id, is_task=True, status__in=TASK_STATUSES
+            tenant_id=user.member_tenant_id,
+            case_id=case_id,
+            step_id=step_id,
+            is_task=True,
+            status__in=TASK_STATUSES,
         )
         .first()
     )

@@ -39,7 +39,7 @@ def run_agent_step(step_pk: int, attempt: int) -> None:
     try:
         _run_attempt(step_pk, attempt)
     except Exception as exc:
-        # Anything else (database error, httpx.InvalidURL from a bad LLM_BASE_URL, a bug) would
+        # Anything else (database error, httpx.InvalidURL from a bad CASE_LLM_BASE_URL, a bug) would
         # otherwise leave the step active forever: it fails, as its onFailure says, with the cause.
         logger.exception("agent step %s attempt %s raised", step_pk, attempt)
         agents.agent_step_fail(step_pk=step_pk, error=f"unexpected error: {exc.__class__.__name__}: {exc}")

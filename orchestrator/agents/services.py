@@ -7,8 +7,9 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
-from orchestrator.agents.models import Agent
+from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.events.services import event_emit_agent
 from orchestrator.runs import lifecycle
 from orchestrator.runs.dispatch import Wakeup, send_on_commit
@@ -20,14 +21,22 @@ logger = logging.getLogger(__name__)
 
 @transaction.atomic
 def agent_heartbeat(
-    *, agent_id: str, queues: list[str], tags: list[str], hostname: str = "", pid: int | None = None
+    *,
+    agent_id: str,
+    queues: list[str],
+    tags: list[str],
+    hostname: str = "",
+    pid: int | None = None,
+    session_id: str = "",
 ) -> Agent:
-    """Upserts the heartbeat row; `agent.registered` when the agent is new or comes back."""
+    """Upserts the heartbeat row (and the beating process's session row); `agent.registered` when
+    the agent is new or comes back."""
     now = now_ms()
     agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
     fields = dict(queues=queues, tags=tags, hostname=hostname, pid=pid, last_heartbeat=now)
     if agent is None:
         agent = Agent.objects.create(agent_id=agent_id, status="active", started_at=now, **fields)
+        _session_beat(agent, session_id, now)
         event_emit_agent(agent, type="agent.registered")
         return agent
     came_back = agent.status != "active"
@@ -37,14 +46,25 @@ def agent_heartbeat(
     if came_back:
         agent.started_at = now
     agent.save()
+    _session_beat(agent, session_id, now)
     if came_back:
         event_emit_agent(agent, type="agent.registered")
     return agent
 
 
+def _session_beat(agent: Agent, session_id: str, now) -> None:
+    if not session_id:
+        return
+    fields = dict(hostname=agent.hostname, pid=agent.pid, last_heartbeat=now)
+    if not AgentSession.objects.filter(pk=session_id).update(**fields):
+        AgentSession.objects.create(session_id=session_id, agent=agent, started_at=now, **fields)
+
+
 @transaction.atomic
-def agent_stopped(*, agent_id: str) -> bool:
+def agent_stopped(*, agent_id: str, session_id: str = "") -> bool:
     """A graceful shutdown: offline at once rather than after AGENT_STALE_SECONDS (once)."""
+    if session_id:
+        AgentSession.objects.filter(pk=session_id, ended_at=None).update(ended_at=now_ms())
     agent = Agent.objects.select_for_update().filter(pk=agent_id, status="active").first()
     if agent is None:
         return False
@@ -69,13 +89,33 @@ def _mark_offline(cutoff: datetime) -> list[str]:
     return gone
 
 
-def _orphaned_task_runs(cutoff: datetime) -> list[tuple[str, str]]:
-    """Running task runs whose agent is offline, silent, or never heartbeated."""
-    live = set(
+def _orphaned_task_runs(cutoff: datetime) -> list[tuple[str, str, int]]:
+    """Running task runs whose claiming process is gone: its session stopped or went silent (even
+    when a restarted process heartbeats under the same agent id meanwhile). A claim that recorded no
+    session (a plain Celery worker) is judged by its agent id: offline, silent, or never seen."""
+    live_agents = set(
         Agent.objects.filter(status="active", last_heartbeat__gte=cutoff).values_list("agent_id", flat=True)
     )
-    running = TaskRun.objects.filter(status=RUNNING, start_time__lt=cutoff).values_list("id", "agent_id")
-    return [(tr_id, agent_id) for tr_id, agent_id in running if agent_id not in live]
+    live_sessions = set(
+        AgentSession.objects.filter(ended_at=None, last_heartbeat__gte=cutoff).values_list(
+            "session_id", flat=True
+        )
+    )
+    running = TaskRun.objects.filter(status=RUNNING, start_time__lt=cutoff).values_list(
+        "id", "agent_id", "agent_session", "attempts"
+    )
+    return [
+        (tr_id, agent_id or "", attempts)
+        for tr_id, agent_id, session, attempts in running
+        if (session not in live_sessions if session else agent_id not in live_agents)
+    ]
+
+
+def _forget_dead_sessions(cutoff: datetime) -> int:
+    """Sessions that stopped or went silent, once no running task run still names them."""
+    held = TaskRun.objects.filter(status=RUNNING, agent_session__isnull=False).values("agent_session")
+    dead = AgentSession.objects.filter(Q(ended_at__isnull=False) | Q(last_heartbeat__lt=cutoff))
+    return dead.exclude(session_id__in=held).delete()[0]
 
 
 def _redispatch_lost(cutoff: datetime, live_queues: set[str]) -> int:
@@ -114,10 +154,11 @@ def agents_sweep() -> dict[str, int]:
     cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
     offline = _mark_offline(cutoff)
     recovered = 0
-    for tr_id, agent_id in _orphaned_task_runs(cutoff):
-        if lifecycle.recover(task_run_id=tr_id, agent_id=agent_id or ""):
+    for tr_id, agent_id, attempt in _orphaned_task_runs(cutoff):
+        if lifecycle.recover(task_run_id=tr_id, attempt=attempt, agent_id=agent_id):
             recovered += 1
-            logger.warning("Recovered task run %s from silent agent %s", tr_id, agent_id)
+            logger.warning("Recovered task run %s from lost agent process %s", tr_id, agent_id)
+    _forget_dead_sessions(cutoff)
     live_queues = {
         q
         for queues in Agent.objects.filter(status="active", last_heartbeat__gte=cutoff).values_list(

@@ -4,6 +4,7 @@ the task run's status so that a cancel stops the command (SIGTERM, SIGKILL after
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import selectors
@@ -14,12 +15,17 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 
 from orchestrator.runs import lifecycle
 from orchestrator.runs.models import TaskLogLine, TaskRun
 from shared.api.time import now_ms
 
+logger = logging.getLogger(__name__)
+# The database errors of an outage or a dropped connection, worth waiting out; others are bugs.
+TRANSIENT = (OperationalError, InterfaceError)
+RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS = 0.5, 10.0
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ")
 MAX_LINE_BYTES = 64 * 1024
@@ -90,13 +96,20 @@ class LogSink:
         )
 
     def flush(self) -> None:
+        """All or nothing, so that a failed flush can simply be tried again with the same lines."""
         self.last_flush = time.monotonic()
         if not self.buffer:
             return
-        TaskLogLine.objects.bulk_create(self.buffer)
-        TaskRun.objects.filter(pk=self.task_run_id).update(
-            log_bytes=F("log_bytes") + self.pending_bytes, log_truncated=self.truncated
-        )
+        try:
+            with transaction.atomic():
+                TaskLogLine.objects.bulk_create(self.buffer)
+                TaskRun.objects.filter(pk=self.task_run_id).update(
+                    log_bytes=F("log_bytes") + self.pending_bytes, log_truncated=self.truncated
+                )
+        except TRANSIENT:
+            for line in self.buffer:
+                line.pk = None
+            raise
         self.stored += self.pending_bytes
         self.buffer, self.pending_bytes = [], 0
 
@@ -176,8 +189,9 @@ class CommandRunner:
             outcome = self._supervise(proc)
         finally:
             _killpg(proc, signal.SIGKILL)  # leftovers of the group (background children)
-            proc.stdout.close()
-            self.sink.flush()
+            if proc.stdout is not None:  # always, as it is started with stdout=PIPE
+                proc.stdout.close()
+            retry_transient(self.sink.flush, what="Final log flush")
         return outcome
 
     def _supervise(self, proc: subprocess.Popen) -> Outcome:
@@ -203,7 +217,7 @@ class CommandRunner:
                     continue
             now = time.monotonic()
             if self.sink.due():
-                self.sink.flush()
+                _tolerate(self.sink.flush, "Log flush")
             if proc.poll() is not None and not reader.eof:
                 exited_at = exited_at or now
                 if now - exited_at > 1.0:  # background children still hold the pipe
@@ -214,7 +228,9 @@ class CommandRunner:
                 _killpg(proc, signal.SIGKILL)
             if now >= next_check and not cancelled:
                 next_check = now + settings.TASK_CANCEL_POLL_SECONDS
-                mine, force = lifecycle.still_mine(task_run_id=ex.task_run_id, attempt=ex.attempt)
+                status = _tolerate(lambda: lifecycle.still_mine(task_run_id=ex.task_run_id, attempt=ex.attempt),
+                                   "Cancel check")  # fmt: skip
+                mine, force = status or (True, False)
                 if not mine:
                     cancelled = True
                     kill_at = now if force else now + settings.TASK_CANCEL_GRACE_SECONDS
@@ -235,23 +251,96 @@ class CommandRunner:
         return Outcome(ok=False, exit_code=code, note=f"[orchestrator] command {reason}")
 
 
-def execute(*, task_run_id: str, attempt: int, agent_id: str) -> str | None:
+def _reset_connection() -> None:
+    """A connection that failed is dropped, so the next query connects afresh."""
+    try:
+        connection.close()
+    except TRANSIENT:
+        pass
+
+
+def _tolerate(fn, what: str):
+    """A periodic database call while a command runs: on a transient error the command goes on,
+    and the call is simply made again at its next turn. Returns None when it failed."""
+    try:
+        return fn()
+    except TRANSIENT as exc:
+        logger.warning("%s failed (%s); trying again at the next turn", what, exc)
+        _reset_connection()
+        return None
+
+
+def retry_transient(fn, *, what: str, give_up_after: float | None = None):
+    """Calls `fn`, waiting out transient database errors with exponential backoff (0.5 s doubling
+    to 10 s), for ever or until `give_up_after` seconds have passed (then the error is raised)."""
+    delay = RETRY_FIRST_SECONDS
+    deadline = None if give_up_after is None else time.monotonic() + give_up_after
+    while True:
+        try:
+            return fn()
+        except TRANSIENT as exc:
+            if deadline is not None and time.monotonic() + delay > deadline:
+                raise
+            logger.warning("%s failed (%s); retrying in %.1f s", what, exc, delay)
+            _reset_connection()
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_SECONDS)
+
+
+def _claim(
+    *, task_run_id: str, attempt: int, agent_id: str, agent_session: str
+) -> lifecycle.Execution | None:
+    """The claim, retried through a database outage for up to AGENT_STALE_SECONDS (then the
+    message is dropped and the sweeper re-sends the wake-up). A claim whose commit succeeded but
+    whose answer was lost is found again by its session, never left running without its agent."""
+    failed = False
+
+    def attempt_claim():
+        nonlocal failed
+        try:
+            execution = lifecycle.claim(
+                task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, agent_session=agent_session
+            )
+        except TRANSIENT:
+            failed = True
+            raise
+        if execution is None and failed and agent_session:
+            return lifecycle.claimed_by(
+                task_run_id=task_run_id, attempt=attempt + 1, agent_session=agent_session
+            )
+        return execution
+
+    return retry_transient(
+        attempt_claim, what=f"Claim of {task_run_id}", give_up_after=settings.AGENT_STALE_SECONDS
+    )
+
+
+def execute(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str = "") -> str | None:
     """Claims and runs one attempt. Returns the task run's resulting status, or None when the
-    message was stale, a duplicate, or the task run was cancelled meanwhile."""
-    execution = lifecycle.claim(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
+    message was stale, a duplicate, or the task run was cancelled meanwhile. The outcome is
+    recorded whatever the database's state: its writes are retried until they succeed."""
+    execution = _claim(
+        task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, agent_session=agent_session
+    )
     if execution is None:
         return None
     outcome = CommandRunner(execution).run()
     if outcome.cancelled:
-        lifecycle.close_cancelled(task_run_id=task_run_id, attempt=execution.attempt)
+        retry_transient(
+            lambda: lifecycle.close_cancelled(task_run_id=task_run_id, attempt=execution.attempt),
+            what=f"Closing cancelled {task_run_id}",
+        )
         return None
-    return lifecycle.finish(
-        task_run_id=task_run_id,
-        attempt=execution.attempt,
-        ok=outcome.ok,
-        exit_code=outcome.exit_code,
-        retryable=outcome.retryable,
-        note=outcome.note,
-        run_id=execution.run_id,
-        execution=execution,
+    return retry_transient(
+        lambda: lifecycle.finish(
+            task_run_id=task_run_id,
+            attempt=execution.attempt,
+            ok=outcome.ok,
+            exit_code=outcome.exit_code,
+            retryable=outcome.retryable,
+            note=outcome.note,
+            run_id=execution.run_id,
+            execution=execution,
+        ),
+        what=f"Recording the outcome of {task_run_id}",
     )

@@ -112,8 +112,8 @@ def run_start(*, run_id: str) -> None:
 CLAIM_SQL = """
 WITH claimed AS (
     UPDATE orch_runs_taskrun AS t
-       SET status = 'running', attempts = t.attempts + 1, agent_id = %(agent)s, start_time = %(now)s,
-           end_time = NULL, exit_code = NULL
+       SET status = 'running', attempts = t.attempts + 1, agent_id = %(agent)s, agent_session = %(session)s,
+           start_time = %(now)s, end_time = NULL, exit_code = NULL
      WHERE t.id = %(id)s AND t.status = 'queued' AND t.attempts = %(attempt)s
        -- a dependent queued by an upstream completion racing a cancel/fail must not start
        AND EXISTS (SELECT 1 FROM orch_runs_run r WHERE r.run_id = t.run_id AND r.status IN ('pending', 'running'))
@@ -134,12 +134,21 @@ SELECT * FROM claimed
 """
 
 
-def claim(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
-    """queued -> running for exactly one message. None when this message is stale or a duplicate."""
+def claim(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str = "") -> Execution | None:
+    """queued -> running for exactly one message. None when this message is stale or a duplicate.
+    `agent_session` names the claiming process, whose heartbeat the sweeper then watches."""
+    session = agent_session or None
     if connection.vendor != "postgresql":
-        return _claim_portable(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
+        return _claim_portable(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, session=session)
     now = now_ms()
-    params = {"agent": agent_id, "now": now, "now_iso": iso(now), "id": task_run_id, "attempt": attempt}
+    params: dict[str, str | int | datetime | None] = {
+        "agent": agent_id,
+        "session": session,
+        "now": now,
+        "now_iso": iso(now),
+        "id": task_run_id,
+        "attempt": attempt,
+    }
     with connection.cursor() as cursor:
         cursor.execute(CLAIM_SQL, params)
         row = cursor.fetchone()
@@ -177,7 +186,13 @@ def _mark_run_running(run_id: str) -> None:
         event_emit_run(Run.objects.get(pk=run_id))
 
 
-def _claim_portable(*, task_run_id: str, attempt: int, agent_id: str) -> Execution | None:
+def _claim_portable(
+    *, task_run_id: str, attempt: int, agent_id: str, session: str | None
+) -> Execution | None:
+    """The claim on SQLite (the embedded default). The conditional UPDATE still decides which
+    message wins; the run's status needs no check inside it, because SQLite's immediate transactions
+    run one writer at a time: a cancel or failure that commits first has already moved this task
+    run out of `queued`, and no completion can queue it after its run ended."""
     tr = TaskRun.objects.select_related("run").filter(pk=task_run_id).first()
     if tr is None or tr.status != QUEUED or tr.attempts != attempt:
         return None
@@ -190,6 +205,7 @@ def _claim_portable(*, task_run_id: str, attempt: int, agent_id: str) -> Executi
             status=RUNNING,
             attempts=F("attempts") + 1,
             agent_id=agent_id,
+            agent_session=session,
             start_time=now,
             end_time=None,
             exit_code=None,
@@ -209,6 +225,23 @@ def _claim_portable(*, task_run_id: str, attempt: int, agent_id: str) -> Executi
         task_run_id=tr.id, run_id=tr.run_id, attempt=tr.attempts, max_attempts=tr.max_attempts, command=tr.command,
         env=tr.env, timeout_seconds=tr.timeout_seconds, log_bytes=tr.log_bytes, log_truncated=tr.log_truncated,
         task_id=tr.task_id, dag_id=tr.run.dag_id, start_time=now, has_dependents=tr.has_dependents,
+    )  # fmt: skip
+
+
+def claimed_by(*, task_run_id: str, attempt: int, agent_session: str) -> Execution | None:
+    """The running attempt this agent process claimed, read back (a claim that committed though
+    its answer was lost with the connection)."""
+    tr = (
+        TaskRun.objects.select_related("run")
+        .filter(pk=task_run_id, status=RUNNING, attempts=attempt, agent_session=agent_session)
+        .first()
+    )
+    if tr is None:
+        return None
+    return Execution(
+        task_run_id=tr.id, run_id=tr.run_id, attempt=tr.attempts, max_attempts=tr.max_attempts, command=tr.command,
+        env=tr.env, timeout_seconds=tr.timeout_seconds, log_bytes=tr.log_bytes, log_truncated=tr.log_truncated,
+        task_id=tr.task_id, dag_id=tr.run.dag_id, start_time=tr.start_time, has_dependents=tr.has_dependents,
     )  # fmt: skip
 
 
@@ -299,8 +332,16 @@ def _finish_leaf(execution: Execution) -> bool:
     tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
                          start_time=execution.start_time, end_time=now)  # fmt: skip
     data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
-    params = [now, execution.task_run_id, execution.attempt, now, execution.run_id, execution.dag_id or "",
-              execution.task_id, json.dumps(data)]  # fmt: skip
+    params: list[str | int | datetime] = [
+        now,
+        execution.task_run_id,
+        execution.attempt,
+        now,
+        execution.run_id,
+        execution.dag_id or "",
+        execution.task_id,
+        json.dumps(data),
+    ]
     with connection.cursor() as cursor:
         cursor.execute(LEAF_COMPLETE_SQL, params)
         return cursor.fetchone() is not None
@@ -377,7 +418,7 @@ def _finish_failed(
     if retryable and tr.attempts < tr.max_attempts and run.status in (PENDING, RUNNING):
         delay = tr.retry_delay_seconds
         _set_status(
-            [tr], run, QUEUED, end_time=now, exit_code=exit_code, agent_id=None,
+            [tr], run, QUEUED, end_time=now, exit_code=exit_code, agent_id=None, agent_session=None,
             queued_at=now, dispatched_at=now, not_before=now + timedelta(seconds=delay),
         )  # fmt: skip
         send_on_commit([Wakeup(tr.id, tr.queue, tr.attempts, countdown=delay)])
@@ -433,10 +474,11 @@ def cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
 
 
 @transaction.atomic
-def recover(*, task_run_id: str, agent_id: str) -> str | None:
-    """A task run held by an agent that stopped heartbeating: retried if it has attempts left,
-    else failed. Never left `running`."""
-    tr = TaskRun.objects.filter(pk=task_run_id, status=RUNNING, agent_id=agent_id).first()
+def recover(*, task_run_id: str, attempt: int, agent_id: str) -> str | None:
+    """An attempt held by an agent process that stopped heartbeating: retried if the task run has
+    attempts left, else failed. Never left `running`. Conditional on the attempt, so an attempt
+    claimed meanwhile by a live process is left alone."""
+    tr = TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).first()
     if tr is None:
         return None
     note = f"[orchestrator] agent {agent_id} stopped responding; attempt {tr.attempts} abandoned"

@@ -30,6 +30,11 @@ class Run(models.Model):
     start_time = models.DateTimeField(db_index=True)  # when it was scheduled
     end_time = models.DateTimeField(null=True, blank=True)
 
+    # Not columns: task run counts that `runs.selectors.with_counts` attaches to a page of runs.
+    task_count: int
+    completed_tasks: int
+    failed_tasks: int
+
     class Meta:
         ordering = ("-start_time", "run_id")
 
@@ -54,6 +59,8 @@ class TaskRun(models.Model):
     retry_delay_seconds = models.PositiveIntegerField(default=0)
     timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
     agent_id = models.CharField(max_length=200, null=True, blank=True, db_index=True)  # noqa: DJ001 - null is the API's 'none'
+    # The agent process (session) that claimed the current attempt: an agent id survives restarts.
+    agent_session = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001 - null: not claimed
     queued_at = models.DateTimeField(null=True, blank=True)
     dispatched_at = models.DateTimeField(null=True, blank=True)
     not_before = models.DateTimeField(null=True, blank=True)  # retry delay

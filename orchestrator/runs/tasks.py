@@ -29,4 +29,5 @@ DAY = 24 * 3600
 def execute_task_run(self, task_run_id: str, attempt: int) -> None:
     """Idempotent: the claim is a conditional UPDATE on (status=queued, attempts=attempt)."""
     agent_id = os.environ.get("ORCH_AGENT_ID") or self.request.hostname
-    executor.execute(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id)
+    session = os.environ.get("ORCH_AGENT_SESSION", "")
+    executor.execute(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, agent_session=session)

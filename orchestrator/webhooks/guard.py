@@ -32,7 +32,8 @@ def resolve(host: str, port: int) -> list[str]:
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError) as exc:
         raise UnsafeTarget(f"host {host!r} does not resolve") from exc
-    return sorted({info[4][0] for info in infos})
+    # getaddrinfo's address tuples start with the host as a string (IPv4 and IPv6 alike).
+    return sorted({str(info[4][0]) for info in infos})
 
 
 def check_url(url: str) -> None:

@@ -33,6 +33,7 @@ class RequestIDMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get("X-Request-ID", "")
         request.request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex  # type: ignore[attr-defined]
+        response: HttpResponse
         if _has_nul_in_url(request):
             response = error_response(errors.ValidationFailed("The URL must not contain the NUL character."))
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.utils import Direction
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -27,7 +28,7 @@ class AutoSchema(SpectacularAutoSchema):
     def get_filter_backends(self) -> list:
         return []
 
-    def get_serializer_name(self, serializer: Any, direction: str) -> str:
+    def get_serializer_name(self, serializer: Any, direction: Direction) -> str:
         # Every view's nested `InputSerializer` would otherwise become one shared "Input" component;
         # name nested serializers after their view instead (LoginApi.InputSerializer -> LoginInput).
         cls = serializer if isinstance(serializer, type) else type(serializer)

@@ -26,6 +26,10 @@ class AuditEventBase(models.Model):
     # or clearing it never breaks the chain; the append-only trigger lets only this column change.
     deleted = models.BooleanField(default=False)
 
+    # Declared here so that code written against any concrete chain (`type[AuditEventBase]`) has a
+    # typed manager; each subclass inherits it.
+    objects = models.Manager()
+
     class Meta:
         abstract = True
         ordering = ("chain", "sequence")

@@ -1,9 +1,11 @@
 """Append, verify, erase and export for any concrete AuditEventBase model.
 
 Appends are serialized per chain so that concurrent writers never fork it: on PostgreSQL with a
-transaction-scoped advisory lock keyed by the chain, elsewhere (SQLite) by the database's own
-single-writer lock. The caller's transaction holds the lock, so the audit row commits or rolls back
-together with the change it records.
+transaction-scoped advisory lock keyed by the chain; on SQLite by the database's single writer (the
+settings begin every transaction IMMEDIATE, so the read of the chain's last entry already holds
+the write lock). The caller's transaction holds the lock, so the audit row commits or rolls back
+together with the change it records. The append-only trigger is PostgreSQL's alone: on SQLite (the
+embedded development default) verification is what catches a changed row.
 """
 
 from __future__ import annotations

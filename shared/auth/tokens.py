@@ -36,7 +36,7 @@ class JWTConfig:
         return TokenBackend(
             self.algorithm,
             signing_key=self.signing_key,
-            verifying_key=self.verifying_key,
+            verifying_key=self.verifying_key or "",
             audience=self.audience,
             issuer=self.issuer,
             leeway=self.leeway,
@@ -74,7 +74,8 @@ def issue(config: JWTConfig, *, subject: str, claims: dict[str, Any] | None = No
 def verify(config: JWTConfig, token: str) -> dict[str, Any]:
     """Returns the claims of a valid, unrevoked token, else raises NotAuthenticated."""
     try:
-        claims = config.backend().decode(token, verify=True)
+        # simplejwt annotates `decode` with its Token class, but decodes the encoded string it is given.
+        claims = config.backend().decode(token, verify=True)  # type: ignore[arg-type]
     except TokenBackendError:
         raise errors.NotAuthenticated("Token is invalid or expired.") from None
     jti = claims.get("jti")

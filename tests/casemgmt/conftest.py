@@ -24,20 +24,37 @@ PASSWORD = "correct-horse-battery-staple-42"
 
 @pytest.fixture
 def tenant(db) -> Tenant:
-    return tenant_create(name=f"Acme {uuid.uuid4().hex[:8]}", admin_email=f"admin-{uuid.uuid4().hex[:8]}@acme.test", admin_password=PASSWORD)
+    return tenant_create(
+        name=f"Acme {uuid.uuid4().hex[:8]}",
+        admin_email=f"admin-{uuid.uuid4().hex[:8]}@acme.test",
+        admin_password=PASSWORD,
+    )
 
 
 @pytest.fixture
 def other_tenant(db) -> Tenant:
-    return tenant_create(name=f"Globex {uuid.uuid4().hex[:8]}", admin_email=f"admin-{uuid.uuid4().hex[:8]}@globex.test", admin_password=PASSWORD)
+    return tenant_create(
+        name=f"Globex {uuid.uuid4().hex[:8]}",
+        admin_email=f"admin-{uuid.uuid4().hex[:8]}@globex.test",
+        admin_password=PASSWORD,
+    )
 
 
 @pytest.fixture
 def make_user(db) -> Callable[..., User]:
-    def make(tenant: Tenant, *, permissions: list[str] | None = None, roles: list[str] | None = None, **fields: Any) -> User:
+    def make(
+        tenant: Tenant, *, permissions: list[str] | None = None, roles: list[str] | None = None, **fields: Any
+    ) -> User:
         chosen = list(Role.objects.filter(tenant=tenant, name__in=roles or []))
         if permissions is not None:
-            chosen.append(Role.objects.create(tenant=tenant, name=f"r-{uuid.uuid4().hex[:8]}", display_name="Test role", permissions=permissions))
+            chosen.append(
+                Role.objects.create(
+                    tenant=tenant,
+                    name=f"r-{uuid.uuid4().hex[:8]}",
+                    display_name="Test role",
+                    permissions=permissions,
+                )
+            )
         return user_create(
             tenant=tenant,
             email=fields.pop("email", f"user-{uuid.uuid4().hex[:10]}@example.test"),
@@ -91,7 +108,11 @@ def case_worker(subprocess_env):
     token = uuid.uuid4().hex
     ping.delay(token)
     try:
-        wait_for(lambda: cache.get(f"ping:{token}") == "pong" or not worker.alive(), timeout=60, what="case worker to start")
+        wait_for(
+            lambda: cache.get(f"ping:{token}") == "pong" or not worker.alive(),
+            timeout=60,
+            what="case worker to start",
+        )
         assert worker.alive(), worker.log_text()
         yield worker
     finally:
@@ -101,7 +122,9 @@ def case_worker(subprocess_env):
 @pytest.fixture(scope="session")
 def asgi_server(subprocess_env):
     """The case service under daphne (HTTP + WebSocket), against the test database and Redis."""
-    server, port = start_asgi_server(name="case-asgi", application="casemgmt.config.asgi:application", env=subprocess_env)
+    server, port = start_asgi_server(
+        name="case-asgi", application="casemgmt.config.asgi:application", env=subprocess_env
+    )
     base = f"http://127.0.0.1:{port}"
 
     def ready() -> bool:

@@ -32,12 +32,19 @@ def control_worker(subprocess_env):
     from orchestrator.system.tasks import ping
 
     worker = start_celery_worker(
-        name="orch-control", app="orchestrator.config", queues=[settings.CELERY_DEFAULT_QUEUE], env=subprocess_env
+        name="orch-control",
+        app="orchestrator.config",
+        queues=[settings.CELERY_DEFAULT_QUEUE],
+        env=subprocess_env,
     )
     token = uuid.uuid4().hex
     ping.delay(token)
     try:
-        wait_for(lambda: cache.get(f"ping:{token}") == "pong" or not worker.alive(), timeout=60, what="orchestrator worker")
+        wait_for(
+            lambda: cache.get(f"ping:{token}") == "pong" or not worker.alive(),
+            timeout=60,
+            what="orchestrator worker",
+        )
         assert worker.alive(), worker.log_text()
         yield worker
     finally:

@@ -62,9 +62,16 @@ def tasks_by_id(run: dict) -> dict[str, dict]:
     return {t["task_id"]: t for t in run["tasks"]}
 
 
-def start_agent(name: str, queues: str, env: dict[str, str], *, concurrency: int = 2) -> ServiceProcess:
+def start_agent(
+    name: str,
+    queues: str,
+    env: dict[str, str],
+    *,
+    concurrency: int = 2,
+    extra_args: tuple[str, ...] = ("--no-control",),
+) -> ServiceProcess:
     args = [sys.executable, "manage_orch.py", "run_agent", "--queues", queues, "--name", name,
-            "--concurrency", str(concurrency), "--no-control"]  # fmt: skip
+            "--concurrency", str(concurrency), *extra_args]  # fmt: skip
     agent_env = {
         "ORCH_AGENT_HEARTBEAT_SECONDS": "1",
         "ORCH_TASK_CANCEL_POLL_SECONDS": "0.2",

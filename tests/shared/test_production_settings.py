@@ -21,12 +21,20 @@ def boot(module: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 def complete_env(prefix: str) -> dict[str, str]:
-    return {
+    env = {
         f"{prefix}_SECRET_KEY": "s3cret",
         f"{prefix}_REDIS_URL": "redis://127.0.0.1:6379",
         f"{prefix}_DATABASE_URL": "postgres://postgres@127.0.0.1:5432/unused",
-        f"{prefix}_FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+        f"{prefix}_ALLOWED_HOSTS": "service.example.com",
     }
+    if prefix == "ORCH":  # webhook secrets are encrypted at rest
+        env["ORCH_FIELD_ENCRYPTION_KEYS"] = Fernet.generate_key().decode()
+    return env
+
+
+REQUIRED = [
+    (prefix, name) for prefix in sorted(SERVICES) for name in ("SECRET_KEY", "REDIS_URL", "DATABASE_URL")
+]
 
 
 @pytest.mark.parametrize("prefix", sorted(SERVICES))
@@ -36,11 +44,29 @@ def test_complete_environment_boots_on_postgresql(prefix):
     assert "postgresql" in result.stdout
 
 
-@pytest.mark.parametrize("prefix", sorted(SERVICES))
-@pytest.mark.parametrize("missing", ["SECRET_KEY", "REDIS_URL", "DATABASE_URL", "FIELD_ENCRYPTION_KEYS"])
+@pytest.mark.parametrize(("prefix", "missing"), [*REQUIRED, ("ORCH", "FIELD_ENCRYPTION_KEYS")])
 def test_missing_setting_stops_the_process(prefix, missing):
     env = complete_env(prefix)
     del env[f"{prefix}_{missing}"]
     result = boot(SERVICES[prefix], env)
     assert result.returncode != 0
     assert f"{prefix}_{missing} must" in result.stderr
+
+
+@pytest.mark.parametrize("prefix", sorted(SERVICES))
+@pytest.mark.parametrize("hosts", [None, "*", "service.example.com,*"])
+def test_wildcard_or_missing_allowed_hosts_stops_the_process(prefix, hosts):
+    env = complete_env(prefix)
+    del env[f"{prefix}_ALLOWED_HOSTS"]
+    if hosts is not None:
+        env[f"{prefix}_ALLOWED_HOSTS"] = hosts
+    result = boot(SERVICES[prefix], env)
+    assert result.returncode != 0
+    assert f"{prefix}_ALLOWED_HOSTS must list" in result.stderr
+
+
+def test_case_service_needs_no_field_encryption_keys():
+    """Nothing in the case service encrypts fields, so production does not ask for keys."""
+    result = boot(SERVICES["CASE"], complete_env("CASE"))
+    assert result.returncode == 0, result.stderr
+    assert "CASE_FIELD_ENCRYPTION_KEYS" not in result.stderr

@@ -11,8 +11,8 @@ from django.core.exceptions import ImproperlyConfigured
 from shared import conf
 
 BASE_DIR = conf.ROOT_DIR
-VAR_DIR = Path(environ.Env().str("CASE_VAR_DIR", default=str(BASE_DIR / "var" / "case")))
 env = environ.Env()
+VAR_DIR = Path(env.str("CASE_VAR_DIR", default=str(BASE_DIR / "var" / "case")))
 
 SERVICE_NAME = "casemgmt"
 SERVICE_VERSION = "0.1.0"
@@ -61,13 +61,23 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # never collides with the orchestrator (3, 4), and prefixes every key with "case:".
 REDIS_URL = env.str("CASE_REDIS_URL", default="")
 CELERY_DEFAULT_QUEUE = "case.default"
-vars().update(
-    conf.celery_settings(
-        broker_url=env.str("CASE_BROKER_URL", default=f"{REDIS_URL}/0" if REDIS_URL else "filesystem://"),
-        default_queue=CELERY_DEFAULT_QUEUE,
-        local_folder=VAR_DIR / "broker",
-    )
-)
+CELERY_BROKER_URL = env.str("CASE_BROKER_URL", default=f"{REDIS_URL}/0" if REDIS_URL else "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
+CELERY_TASK_DEFAULT_QUEUE = CELERY_DEFAULT_QUEUE
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+# A task is acknowledged after it ran and requeued when its worker dies, so a crash never loses one
+# (every task is idempotent); one message prefetched per process keeps long tasks from starving others.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = 15 * 60
+CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TIMEZONE = "UTC"
 if REDIS_URL:
     CACHES = {"default": conf.redis_cache(f"{REDIS_URL}/1", "case:")}
     CHANNEL_LAYERS = {
@@ -102,12 +112,12 @@ JWT = {
     "AUDIENCE": env.str("CASE_JWT_AUDIENCE", default="casemgmt"),
     "LIFETIME": timedelta(seconds=env.int("CASE_JWT_LIFETIME_SECONDS", default=3600)),
 }
-AUTH_LOCKOUT_EMAIL_FAILURES = env.int("AUTH_LOCKOUT_EMAIL_FAILURES", default=5)
-AUTH_LOCKOUT_IP_FAILURES = env.int("AUTH_LOCKOUT_IP_FAILURES", default=20)
-AUTH_LOCKOUT_WINDOW_SECONDS = env.int("AUTH_LOCKOUT_WINDOW_SECONDS", default=15 * 60)
+AUTH_LOCKOUT_EMAIL_FAILURES = env.int("CASE_AUTH_LOCKOUT_EMAIL_FAILURES", default=5)
+AUTH_LOCKOUT_IP_FAILURES = env.int("CASE_AUTH_LOCKOUT_IP_FAILURES", default=20)
+AUTH_LOCKOUT_WINDOW_SECONDS = env.int("CASE_AUTH_LOCKOUT_WINDOW_SECONDS", default=15 * 60)
 # Count login failures per X-Forwarded-For client (first address) instead of REMOTE_ADDR; only
 # behind a proxy that sets the header, or clients could pick their own address.
-AUTH_TRUST_X_FORWARDED_FOR = env.bool("AUTH_TRUST_X_FORWARDED_FOR", default=False)
+AUTH_TRUST_X_FORWARDED_FOR = env.bool("CASE_AUTH_TRUST_X_FORWARDED_FOR", default=False)
 # Queue of the welcome-email task (defaults to the service's default queue).
 ACCOUNTS_EMAIL_QUEUE = env.str("CASE_ACCOUNTS_EMAIL_QUEUE", default=CELERY_DEFAULT_QUEUE)
 # One-time password-setting links in welcome emails stay valid this long.
@@ -153,20 +163,21 @@ CONNECTOR_ATTEMPT_LEASE_SECONDS = env.float(
 )
 CONNECTOR_SWEEP_SECONDS = env.float("CASE_CONNECTOR_SWEEP_SECONDS", default=30.0)
 
-LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
-LLM_API_KEY = env.str("LLM_API_KEY", default="")
-LLM_MODEL = env.str("LLM_MODEL", default="")
-LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=30.0)
+LLM_BASE_URL = env.str("CASE_LLM_BASE_URL", default="")
+LLM_API_KEY = env.str("CASE_LLM_API_KEY", default="")
+LLM_MODEL = env.str("CASE_LLM_MODEL", default="")
+LLM_TIMEOUT_SECONDS = env.float("CASE_LLM_TIMEOUT_SECONDS", default=30.0)
 # Workflows: agent-step retries, the queue agent steps run on, the SLA scan.
-LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=3)
-LLM_RETRY_BASE_SECONDS = env.float("LLM_RETRY_BASE_SECONDS", default=1.0)
-LLM_RETRY_MAX_SECONDS = env.float("LLM_RETRY_MAX_SECONDS", default=60.0)
-WORKFLOW_AGENT_QUEUE = env.str("WORKFLOW_AGENT_QUEUE", default=CELERY_DEFAULT_QUEUE)
-WORKFLOW_SLA_SCAN_SECONDS = env.float("WORKFLOW_SLA_SCAN_SECONDS", default=60.0)
-CELERY_BEAT_SCHEDULE = vars().get("CELERY_BEAT_SCHEDULE") or {}
-CELERY_BEAT_SCHEDULE["workflows-escalate-overdue-tasks"] = {
-    "task": "casemgmt.workflows.escalate_overdue_tasks",
-    "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+LLM_MAX_ATTEMPTS = env.int("CASE_LLM_MAX_ATTEMPTS", default=3)
+LLM_RETRY_BASE_SECONDS = env.float("CASE_LLM_RETRY_BASE_SECONDS", default=1.0)
+LLM_RETRY_MAX_SECONDS = env.float("CASE_LLM_RETRY_MAX_SECONDS", default=60.0)
+WORKFLOW_AGENT_QUEUE = env.str("CASE_WORKFLOW_AGENT_QUEUE", default=CELERY_DEFAULT_QUEUE)
+WORKFLOW_SLA_SCAN_SECONDS = env.float("CASE_WORKFLOW_SLA_SCAN_SECONDS", default=60.0)
+CELERY_BEAT_SCHEDULE = {
+    "workflows-escalate-overdue-tasks": {
+        "task": "casemgmt.workflows.escalate_overdue_tasks",
+        "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+    },
 }
 CELERY_BEAT_SCHEDULE["connectors-sweep-deliveries"] = {
     "task": "casemgmt.connectors.sweep_deliveries",

@@ -77,7 +77,11 @@ def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: 
 
 
 def locked_task(*, user: User, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
-    case = Case.objects.select_for_update(of=("self",)).filter(id=case_id, tenant_id=user.tenant_id).first()
+    case = (
+        Case.objects.select_for_update(of=("self",))
+        .filter(id=case_id, tenant_id=user.member_tenant_id)
+        .first()
+    )
     row = (
         CaseStep.objects.select_for_update().filter(case=case, step_id=step_id, is_task=True).first()
         if case
@@ -194,7 +198,7 @@ def task_save_draft(*, user: User, case_id: Any, step_id: str, data: dict[str, A
 @transaction.atomic
 def task_reassign(*, user: User, case_id: Any, step_id: str, assign_to: Any) -> CaseStep:
     _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
-    assignee = tenant_user(tenant_id=user.tenant_id, user_id=assign_to, field="assignTo")
+    assignee = tenant_user(tenant_id=user.member_tenant_id, user_id=assign_to, field="assignTo")
     _require_open(row)
     _require_role(row, assignee, "assignTo")
     before = row.assigned_to_id
@@ -245,7 +249,7 @@ def task_escalate(
 ) -> CaseStep:
     _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     target = (
-        tenant_user(tenant_id=user.tenant_id, user_id=escalate_to, field="escalateTo")
+        tenant_user(tenant_id=user.member_tenant_id, user_id=escalate_to, field="escalateTo")
         if escalate_to
         else None
     )

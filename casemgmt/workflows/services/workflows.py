@@ -45,7 +45,7 @@ def workflow_create(
     sla_hours: int | None = None,
     outcomes: list[str] | None = None,
 ) -> Workflow:
-    if not CaseType.objects.filter(tenant_id=user.tenant_id, key=case_type_key).exists():
+    if not CaseType.objects.filter(tenant_id=user.member_tenant_id, key=case_type_key).exists():
         raise ValidationFailed(f"no case type with key {case_type_key!r}", field="caseTypeKey")
     for _ in range(5):  # versions are numbered per case type; a concurrent creator may take ours
         try:
@@ -59,11 +59,11 @@ def workflow_create(
 def _create(
     user: User, key: str, name: str, definition: dict[str, Any], auto_close: bool, sla_hours: int | None
 ) -> Workflow:
-    latest = Workflow.objects.filter(tenant_id=user.tenant_id, case_type_key=key).aggregate(v=Max("version"))[
-        "v"
-    ]
+    latest = Workflow.objects.filter(tenant_id=user.member_tenant_id, case_type_key=key).aggregate(
+        v=Max("version")
+    )["v"]
     workflow = Workflow.objects.create(
-        tenant_id=user.tenant_id,
+        tenant_id=user.member_tenant_id,
         case_type_key=key,
         name=name,
         version=(latest or 0) + 1,

@@ -51,13 +51,23 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # never collides with the case service (0, 1, 2).
 REDIS_URL = env.str("ORCH_REDIS_URL", default="")
 CELERY_DEFAULT_QUEUE = "orch.control"
-vars().update(
-    conf.celery_settings(
-        broker_url=env.str("ORCH_BROKER_URL", default=f"{REDIS_URL}/3" if REDIS_URL else "filesystem://"),
-        default_queue=CELERY_DEFAULT_QUEUE,
-        local_folder=VAR_DIR / "broker",
-    )
-)
+CELERY_BROKER_URL = env.str("ORCH_BROKER_URL", default=f"{REDIS_URL}/3" if REDIS_URL else "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
+CELERY_TASK_DEFAULT_QUEUE = CELERY_DEFAULT_QUEUE
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+# A task is acknowledged after it ran and requeued when its agent dies, so a crash never loses one
+# (every task is idempotent); one message prefetched per process keeps long tasks from starving others.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = 15 * 60
+CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TIMEZONE = "UTC"
 if REDIS_URL:
     CACHES = {"default": conf.redis_cache(f"{REDIS_URL}/4", "orch:")}
 else:
@@ -115,6 +125,8 @@ if OIDC_ENABLED:
 # Agents and execution.
 AGENT_HEARTBEAT_SECONDS = env.int("ORCH_AGENT_HEARTBEAT_SECONDS", default=5)
 AGENT_STALE_SECONDS = env.int("ORCH_AGENT_STALE_SECONDS", default=30)
+# An agent whose worker stops on an error of its own restarts itself, once it had run this long.
+AGENT_RESTART_MIN_UPTIME_SECONDS = env.float("ORCH_AGENT_RESTART_MIN_UPTIME_SECONDS", default=10.0)
 TASK_LOG_MAX_BYTES = env.int("ORCH_TASK_LOG_MAX_BYTES", default=1024 * 1024)
 DEFAULT_TASK_QUEUE = env.str("ORCH_DEFAULT_TASK_QUEUE", default="default")
 TASK_LOG_FLUSH_SECONDS = env.float("ORCH_TASK_LOG_FLUSH_SECONDS", default=0.5)
@@ -137,17 +149,17 @@ WEBHOOK_RETRY_BASE_SECONDS = env.float("ORCH_WEBHOOK_RETRY_BASE_SECONDS", defaul
 WEBHOOK_DISPATCH_INTERVAL_SECONDS = env.float("ORCH_WEBHOOK_DISPATCH_INTERVAL_SECONDS", default=2.0)
 WEBHOOK_DISPATCH_BATCH_SIZE = env.int("ORCH_WEBHOOK_DISPATCH_BATCH_SIZE", default=200)
 WEBHOOK_SWEEP_GRACE_SECONDS = env.float("ORCH_WEBHOOK_SWEEP_GRACE_SECONDS", default=30.0)
-CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
-CELERY_BEAT_SCHEDULE["webhooks-dispatch"] = {
-    "task": "orchestrator.webhooks.periodic",
-    "schedule": WEBHOOK_DISPATCH_INTERVAL_SECONDS,
-    "options": {"expires": WEBHOOK_DISPATCH_INTERVAL_SECONDS * 5},
-}
-
-CELERY_BEAT_SCHEDULE["agents-sweep"] = {
-    "task": "orchestrator.agents.sweep",
-    "schedule": SWEEP_INTERVAL_SECONDS,
-    "options": {"expires": SWEEP_INTERVAL_SECONDS * 2},
+CELERY_BEAT_SCHEDULE = {
+    "webhooks-dispatch": {
+        "task": "orchestrator.webhooks.periodic",
+        "schedule": WEBHOOK_DISPATCH_INTERVAL_SECONDS,
+        "options": {"expires": WEBHOOK_DISPATCH_INTERVAL_SECONDS * 5},
+    },
+    "agents-sweep": {
+        "task": "orchestrator.agents.sweep",
+        "schedule": SWEEP_INTERVAL_SECONDS,
+        "options": {"expires": SWEEP_INTERVAL_SECONDS * 2},
+    },
 }
 
 LANGUAGE_CODE = "en"

@@ -1,7 +1,7 @@
 """Embedded default: SQLite, filesystem broker, file cache. No servers needed."""
 
 from .base import *  # noqa: F401,F403
-from .base import SECRET_KEY, VAR_DIR, env
+from .base import FIELD_ENCRYPTION_KEYS, JWT, SECRET_KEY, VAR_DIR, env
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 # DEBUG stays off even here: unknown routes must answer our JSON 404 error body, not Django's
@@ -10,6 +10,6 @@ DEBUG = env.bool("ORCH_DEBUG", default=False)
 SERVE_STATIC = True
 if not SECRET_KEY:
     SECRET_KEY = "local-development-only-not-secret"  # noqa: S105 - embedded default, never production
-    JWT["SIGNING_KEY"] = JWT["SIGNING_KEY"] or SECRET_KEY  # noqa: F405
-if not FIELD_ENCRYPTION_KEYS:  # noqa: F405
+    JWT["SIGNING_KEY"] = JWT["SIGNING_KEY"] or SECRET_KEY
+if not FIELD_ENCRYPTION_KEYS:
     FIELD_ENCRYPTION_KEYS = ["bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ="]

@@ -5,7 +5,8 @@ from shared import conf
 from .base import *  # noqa: F401,F403
 from .base import DATABASES, env
 
-conf.require_production(globals(), "ORCH")
+# Webhook secrets and headers are encrypted at rest with these keys.
+conf.require_production(globals(), "ORCH", required=("FIELD_ENCRYPTION_KEYS",))
 
 ORCH_SECURITY_ENABLED = env.bool("ORCH_SECURITY_ENABLED", default=True)
 SESSION_COOKIE_SECURE = env.bool("ORCH_SECURE_COOKIES", default=True)

@@ -76,13 +76,13 @@ def llm_stub():
 def agent_worker(subprocess_env, llm_stub):
     env = {
         **subprocess_env,
-        "LLM_BASE_URL": f"http://127.0.0.1:{llm_stub.server_address[1]}/v1",
-        "LLM_API_KEY": "test-key",
-        "LLM_MODEL": "stub-model",
-        "LLM_TIMEOUT_SECONDS": "0.5",
-        "LLM_RETRY_BASE_SECONDS": "0.05",
-        "LLM_MAX_ATTEMPTS": "2",
-        "WORKFLOW_AGENT_QUEUE": AGENT_QUEUE,
+        "CASE_LLM_BASE_URL": f"http://127.0.0.1:{llm_stub.server_address[1]}/v1",
+        "CASE_LLM_API_KEY": "test-key",
+        "CASE_LLM_MODEL": "stub-model",
+        "CASE_LLM_TIMEOUT_SECONDS": "0.5",
+        "CASE_LLM_RETRY_BASE_SECONDS": "0.05",
+        "CASE_LLM_MAX_ATTEMPTS": "2",
+        "CASE_WORKFLOW_AGENT_QUEUE": AGENT_QUEUE,
     }
     worker = start_celery_worker(name="agent-worker", app="casemgmt.config", queues=[AGENT_QUEUE], env=env)
     yield worker

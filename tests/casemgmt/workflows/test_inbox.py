@@ -1,4 +1,4 @@
-"""Human tasks through the HTTP API: the issue's end-to-end two-step workflow and each endpoint."""
+"""Human tasks through the HTTP API: a two-step workflow end to end (claim, draft, complete) and each endpoint."""
 
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from orchestrator.agents.heartbeat import parse_tags
-from orchestrator.agents.models import Agent
-from orchestrator.agents.services import agent_heartbeat, agents_sweep
+from orchestrator.agents.heartbeat import Heartbeat, parse_tags
+from orchestrator.agents.models import Agent, AgentSession
+from orchestrator.agents.services import agent_heartbeat, agent_stopped, agents_sweep
 from orchestrator.events.models import Event
 from orchestrator.runs import lifecycle
 from orchestrator.runs.models import TaskRun
@@ -89,6 +89,84 @@ def test_sweeper_recovers_running_task_runs_of_a_silent_agent(api, settings):
     assert tr.status == "failed"  # no attempts left
     assert api.get(f"/api/runs/{run_id}").json()["status"] == "failed"
     assert "stopped responding" in api.get(f"/api/tasks/{tr.id}/logs").json()["logs"]
+
+
+def age_session(session_id: str, seconds: int) -> None:
+    beat = AgentSession.objects.get(pk=session_id).last_heartbeat
+    AgentSession.objects.filter(pk=session_id).update(last_heartbeat=beat - timedelta(seconds=seconds))
+
+
+def claimed_task_run(api, task_id: str, *, agent_id: str, session: str) -> TaskRun:
+    put_task(api, task_id)
+    run_id = api.post("/api/schedule-task", {"task_id": task_id, "retries": 1}, format="json").json()[
+        "run_id"
+    ]
+    tr = TaskRun.objects.get(run_id=run_id)
+    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id=agent_id, agent_session=session)
+    backdate_start(tr.pk)
+    return tr
+
+
+def test_an_attempt_of_a_dead_process_is_recovered_although_its_agent_id_heartbeats_again(api, settings):
+    settings.AGENT_STALE_SECONDS = 30
+    agent_heartbeat(agent_id="re@host", queues=["default"], tags=[], session_id="first")
+    tr = claimed_task_run(api, "reborn", agent_id="re@host", session="first")
+    assert TaskRun.objects.get(pk=tr.pk).agent_session == "first"
+    # killed; a supervisor restarts it at once under the same name, as a new session
+    age_session("first", 60)
+    agent_heartbeat(agent_id="re@host", queues=["default"], tags=[], session_id="second")
+    assert api.get("/api/agents").json()["agents"][0]["status"] == "active"
+    assert agents_sweep()["task_runs_recovered"] == 1
+    tr.refresh_from_db()
+    assert (tr.status, tr.attempts, tr.agent_id, tr.agent_session) == ("queued", 1, None, None)
+    assert not AgentSession.objects.filter(pk="first").exists()  # forgotten once nothing names it
+    assert AgentSession.objects.filter(pk="second").exists()
+
+
+def test_attempts_of_live_sessions_stay_even_when_two_processes_share_an_agent_id(api, settings):
+    settings.AGENT_STALE_SECONDS = 30
+    agent_heartbeat(agent_id="twin@host", queues=["default"], tags=[], session_id="left")
+    agent_heartbeat(agent_id="twin@host", queues=["default"], tags=[], session_id="right")
+    held = [
+        claimed_task_run(api, "twin-a", agent_id="twin@host", session="left"),
+        claimed_task_run(api, "twin-b", agent_id="twin@host", session="right"),
+    ]
+    assert agents_sweep()["task_runs_recovered"] == 0
+    assert all(TaskRun.objects.get(pk=tr.pk).status == "running" for tr in held)
+
+
+def test_a_gracefully_stopped_session_no_longer_holds_its_attempts(api, settings):
+    settings.AGENT_STALE_SECONDS = 30
+    agent_heartbeat(agent_id="calm@host", queues=["default"], tags=[], session_id="only")
+    tr = claimed_task_run(api, "calm", agent_id="calm@host", session="only")
+    assert agent_stopped(agent_id="calm@host", session_id="only")
+    assert agents_sweep()["task_runs_recovered"] == 1
+    assert TaskRun.objects.get(pk=tr.pk).status == "queued"
+
+
+def test_a_recovery_leaves_an_attempt_claimed_since_alone(api, settings):
+    """The sweeper read an old attempt; by the time it recovers, a live process claimed a new one."""
+    settings.AGENT_STALE_SECONDS = 30
+    tr = claimed_task_run(api, "raced", agent_id="gone@host", session="gone")
+    assert lifecycle.recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") == "queued"
+    assert lifecycle.claim(task_run_id=tr.id, attempt=1, agent_id="live@host", agent_session="live")
+    assert lifecycle.recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") is None
+    tr.refresh_from_db()
+    assert (tr.status, tr.attempts, tr.agent_session) == ("running", 2, "live")
+
+
+@pytest.mark.django_db(transaction=True)  # a beat closes its connection, as in the agent
+def test_a_failed_heartbeat_is_retried_sooner_and_the_thread_lives_on(settings):
+    settings.AGENT_HEARTBEAT_SECONDS = 5
+    # An agent id longer than its column: the database refuses the beat, as it would when down.
+    heartbeat = Heartbeat(agent_id="x" * 300, session_id="s", queues=["default"], tags=[])
+    assert heartbeat.beat() is False and heartbeat.beat() is False
+    assert heartbeat.next_wait() == 1.0  # 0.5 s, doubling, capped at the interval
+    heartbeat.agent_id = "fixed@host"
+    assert heartbeat.beat() is True
+    assert heartbeat.next_wait() == 5
+    assert Agent.objects.filter(pk="fixed@host").exists()
+    assert AgentSession.objects.get(pk="s").agent_id == "fixed@host"
 
 
 def test_parse_tags():

@@ -77,3 +77,46 @@ def test_a_task_run_queued_after_its_run_was_cancelled_never_starts(api, tmp_pat
     assert executor.execute(task_run_id=down.pk, attempt=0, agent_id="test@local") is None
     down.refresh_from_db()
     assert down.status == "cancelled" and not marker.exists()
+
+
+def test_a_claim_whose_answer_was_lost_is_found_again_by_its_session(api):
+    """The claim committed but the connection dropped before its answer: the agent process that
+    made it reads its attempt back; no other process can."""
+    from orchestrator.runs import lifecycle
+
+    put_task(api, "lost-answer", "true", queue="in-process")
+    tr_id = api.post("/api/schedule-task", {"task_id": "lost-answer"}, format="json").json()["task_run_id"]
+    assert lifecycle.claim(task_run_id=tr_id, attempt=0, agent_id="a@h", agent_session="s1")
+    assert lifecycle.claim(task_run_id=tr_id, attempt=0, agent_id="a@h", agent_session="s1") is None
+    found = lifecycle.claimed_by(task_run_id=tr_id, attempt=1, agent_session="s1")
+    assert found is not None and (found.task_run_id, found.attempt, found.command) == (tr_id, 1, "true")
+    assert lifecycle.claimed_by(task_run_id=tr_id, attempt=1, agent_session="s2") is None
+
+
+def test_transient_database_errors_are_waited_out_and_others_are_not(settings):
+    from django.db import IntegrityError, OperationalError
+
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise OperationalError("server closed the connection unexpectedly")
+        return "done"
+
+    assert executor.retry_transient(flaky, what="flaky") == "done" and len(calls) == 3
+
+    def always_down():
+        raise OperationalError("connection refused")
+
+    with pytest.raises(OperationalError):
+        executor.retry_transient(always_down, what="down", give_up_after=0.6)
+
+    def broken():
+        calls.append(1)
+        raise IntegrityError("a bug, not an outage")
+
+    calls.clear()
+    with pytest.raises(IntegrityError):
+        executor.retry_transient(broken, what="broken")
+    assert len(calls) == 1

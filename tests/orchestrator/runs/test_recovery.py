@@ -105,3 +105,50 @@ def test_a_gracefully_stopped_agent_is_offline_at_once(subprocess_env, django_db
         assert Event.objects.filter(type="agent.offline", data__agent_id=agent_id).count() == 1
     finally:
         stop_agents([proc], django_db_blocker)
+
+
+def test_a_task_run_of_a_killed_agent_is_recovered_when_it_restarts_under_the_same_name(
+    subprocess_env, django_db_blocker, api, settings
+):
+    """A supervisor restarts a killed agent at once under its old name: the new process heartbeats
+    for the same agent id, yet the attempt the dead process held is retried (and completes)."""
+    from orchestrator.agents.models import AgentSession
+
+    settings.AGENT_STALE_SECONDS = 3
+    name = f"phoenix-{uuid.uuid4().hex[:6]}"
+    queue = f"q-{name}"
+    first = start_agent(name, queue, subprocess_env, concurrency=1)
+    procs = [first]
+    try:
+        wait_agent_ready(first)
+        # The first attempt would outlast the test; the retry finishes at once.
+        put_task(api, "phoenix", '[ "$ORCH_ATTEMPT" -gt 1 ] || sleep 60; echo reborn', queue=queue)
+        response = api.post("/api/schedule-task", {"task_id": "phoenix", "retries": 1}, format="json")
+        run_id, tr_id = response.json()["run_id"], response.json()["task_run_id"]
+        wait_for(lambda: TaskRun.objects.filter(pk=tr_id, status="running").exists(), timeout=20,
+                 what="first attempt to start")  # fmt: skip
+        held = TaskRun.objects.get(pk=tr_id)
+        assert held.agent_session
+
+        first.kill()
+        first.proc.wait(timeout=10)
+        second = start_agent(name, queue, subprocess_env, concurrency=1)
+        procs.append(second)
+        wait_agent_ready(second)
+        # The new process heartbeats under the very same agent id, as a new session.
+        wait_for(lambda: AgentSession.objects.filter(agent_id=held.agent_id).exclude(pk=held.agent_session)
+                 .exists(), what="the restarted agent's heartbeat")  # fmt: skip
+
+        wait_for(lambda: agents_sweep()["task_runs_recovered"] or TaskRun.objects.get(pk=tr_id).attempts > 1,
+                 timeout=20, interval=0.5, what="sweeper to recover the dead process's attempt")  # fmt: skip
+        run = wait_run(api, run_id, timeout=30)
+        assert run["status"] == "completed", run
+        retried = TaskRun.objects.get(pk=tr_id)
+        assert retried.attempts == 2 and retried.agent_id == held.agent_id
+        assert retried.agent_session not in ("", None, held.agent_session)
+        logs = api.get(f"/api/tasks/{tr_id}/logs").json()["logs"]
+        assert "stopped responding" in logs and "reborn" in logs
+        agents = {a["agent_id"]: a for a in api.get("/api/agents").json()["agents"]}
+        assert agents[held.agent_id]["status"] == "active"
+    finally:
+        stop_agents(procs, django_db_blocker)
