@@ -8,7 +8,7 @@ from django.contrib import admin
 
 from casemgmt.cases.models import Case
 from casemgmt.tenancy.admin import TenantScopedAdmin
-from casemgmt.vault.models import Document
+from casemgmt.vault.models import Document, Erasure
 
 
 class CaseFilter(admin.SimpleListFilter):
@@ -45,6 +45,30 @@ class DocumentAdmin(TenantScopedAdmin):
         return obj.case.case_number if obj.case else "—"
 
     # Documents change only through the API (upload, delete), which audits every action.
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Erasure)
+class ErasureAdmin(TenantScopedAdmin):
+    """Read-only view of erasure jobs and their reports; jobs are requested through the API."""
+
+    api_permission = "admin:erasure"
+    list_display = ("id", "scope", "status", "subject_id", "requested_at", "completed_at")
+    list_filter = ("status", "scope")
+    ordering = ("-requested_at",)
+    exclude = ("tenant",)
+    readonly_fields = (
+        "id", "subject", "requested_by", "scope", "reason", "status", "attempt", "heartbeat_at",
+        "steps_done", "counts", "cases_touched", "report", "error", "requested_at", "completed_at",
+    )  # fmt: skip
+
     def has_add_permission(self, request: Any) -> bool:
         return False
 

@@ -300,7 +300,7 @@ def step_complete(erasure: Erasure) -> None:
         "requestedAt": iso(erasure.requested_at),
         "completedAt": iso(completed_at),
         "casesTouched": erasure.cases_touched,
-        "counts": erasure.counts,
+        "counts": {key: erasure.counts.get(key, 0) for key in COUNTS[erasure.scope]},
     }
     report["verificationHash"] = report_hash(report)
     record(
@@ -324,6 +324,14 @@ STEPS: dict[str, tuple[str, ...]] = {
     Erasure.FULL: ("disable", "tasks", "cases", "audit", "documents", "blobs", "principal"),
     Erasure.DOCUMENTS: ("documents_audit", "documents", "blobs"),
 }
+# Every count of its scope appears in a report, zero when nothing was found.
+COUNTS: dict[str, tuple[str, ...]] = {
+    Erasure.FULL: (
+        "principalsDisabled", "draftsRemoved", "tasksScrubbed", "assignmentsCleared", "casesScrubbed",
+        "auditEventsErased", "documentsDeleted", "blobsRemoved", "principalsAnonymised",
+    ),
+    Erasure.DOCUMENTS: ("auditEventsErased", "documentsDeleted", "blobsRemoved"),
+}  # fmt: skip
 STEP_FUNCTIONS: dict[str, Callable[[Erasure], None]] = {
     "disable": step_disable,
     "tasks": step_tasks,

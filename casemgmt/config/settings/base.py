@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -215,6 +216,7 @@ VAULT_S3_REGION = env.str("CASE_VAULT_S3_REGION", default="") or None
 VAULT_S3_ACCESS_KEY_ID = env.str("CASE_VAULT_S3_ACCESS_KEY_ID", default="") or None
 VAULT_S3_SECRET_ACCESS_KEY = env.str("CASE_VAULT_S3_SECRET_ACCESS_KEY", default="") or None
 VAULT_S3_ADDRESSING_STYLE = env.str("CASE_VAULT_S3_ADDRESSING_STYLE", default="") or None
+VAULT_STORAGE_BACKEND: dict[str, Any]
 if VAULT_STORAGE == "filesystem":
     VAULT_STORAGE_BACKEND = {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
@@ -252,7 +254,7 @@ CELERY_BEAT_SCHEDULE["vault-resume-erasures"] = {
     "schedule": ERASURE_RESUME_SCAN_SECONDS,
     "options": {"queue": ERASURE_QUEUE},
 }
-STORAGES = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     "vault": VAULT_STORAGE_BACKEND,

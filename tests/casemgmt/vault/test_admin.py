@@ -43,3 +43,18 @@ def test_admin_lists_documents_per_case_of_its_own_tenant_only(
     other_admin = User.objects.get(tenant=other_tenant, roles__name="admin")
     theirs = browser(other_admin).get("/admin/vault/document/")
     assert {d.filename for d in theirs.context["cl"].queryset} == {"foreign.txt"}
+
+
+def test_admin_shows_erasure_jobs_of_its_own_tenant_read_only(
+    api, admin_user, make_user, tenant, other_tenant
+):
+    subject = make_user(tenant, permissions=["cases:read"])
+    accepted = api(admin_user).post(
+        "/admin/erasure", {"userId": str(subject.id), "reason": "r"}, format="json"
+    )
+    client = browser(admin_user)
+    listing = client.get("/admin/vault/erasure/")
+    assert [str(e.id) for e in listing.context["cl"].queryset] == [accepted.json()["id"]]
+    assert b'name="_save"' not in client.get(f"/admin/vault/erasure/{accepted.json()['id']}/change/").content
+    other_admin = User.objects.get(tenant=other_tenant, roles__name="admin")
+    assert browser(other_admin).get("/admin/vault/erasure/").context["cl"].queryset.count() == 0
