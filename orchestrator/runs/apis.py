@@ -220,6 +220,26 @@ class RunCancelApi(APIView):
         )
 
 
+def run_state_out(run: Run) -> dict:
+    return {"success": True, "run_id": run.run_id, "status": run.status}
+
+
+class RunPauseApi(APIView):
+    min_role = OPERATOR_POST
+
+    @extend_schema(request=None, responses=openapi.RunStateOut)
+    def post(self, request: Request, run_id: str) -> Response:
+        return Response(run_state_out(services.run_pause(run_id=run_id)))
+
+
+class RunResumeApi(APIView):
+    min_role = OPERATOR_POST
+
+    @extend_schema(request=None, responses=openapi.RunStateOut)
+    def post(self, request: Request, run_id: str) -> Response:
+        return Response(run_state_out(services.run_resume(run_id=run_id)))
+
+
 class RunRerunApi(APIView):
     min_role = OPERATOR_POST
 

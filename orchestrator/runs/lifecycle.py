@@ -29,6 +29,8 @@ from orchestrator.runs.models import (
     CANCELLED,
     COMPLETED,
     FAILED,
+    OPEN,
+    PAUSED,
     PENDING,
     QUEUED,
     RUNNING,
@@ -82,8 +84,9 @@ def _set_status(
 def queue_ready(run: Run) -> list[Wakeup]:
     """Queues the pending task runs whose upstream all completed (a run's roots, and after a rerun
     those whose upstream was carried over). Caller holds the run lock, so no other transaction can
-    move these pending rows meanwhile: one UPDATE and one events insert serve a large DAG."""
-    if run.status not in (PENDING, RUNNING):
+    move these pending rows meanwhile: one UPDATE and one events insert serve a large DAG. A paused
+    run queues nothing, nor does one its DAG's max_active_runs holds back."""
+    if run.status not in (PENDING, RUNNING) or run.waiting:
         return []
     pending = list(TaskRun.objects.filter(run=run, status=PENDING).order_by("pk"))
     needed = {u for tr in pending for u in tr.upstream}
@@ -394,8 +397,11 @@ def _finish_completed(
 def _queue_ready_dependents(run: Run | SimpleNamespace, candidates: list[str]) -> list[Wakeup]:
     """Fan-in: the dependents are already locked, so of two upstream task runs completing at once
     the later one to take the locks sees the other's committed completion: the dependent is queued
-    exactly once, never missed."""
-    locked = list(TaskRun.objects.filter(pk__in=candidates, status=PENDING).order_by("pk"))
+    exactly once, never missed. Dependents of a paused run stay pending until it is resumed (a
+    pause committing meanwhile is caught by the claim, which starts nothing of a paused run)."""
+    locked = list(
+        TaskRun.objects.filter(pk__in=candidates, status=PENDING).exclude(run__status=PAUSED).order_by("pk")
+    )
     needed = {u for tr in locked for u in tr.upstream}
     done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
     ready = [tr for tr in locked if set(tr.upstream) <= done]
@@ -415,7 +421,7 @@ def _finish_failed(
     now = now_ms()
     if note:
         append_log(tr, [note])
-    if retryable and tr.attempts < tr.max_attempts and run.status in (PENDING, RUNNING):
+    if retryable and tr.attempts < tr.max_attempts and run.status in OPEN:
         delay = tr.retry_delay_seconds
         _set_status(
             [tr], run, QUEUED, end_time=now, exit_code=exit_code, agent_id=None, agent_session=None,
@@ -449,8 +455,9 @@ def complete_run_if_done(run_id: str) -> bool:
 
 def fail_run(run: Run, now: datetime) -> None:
     """A run fails as soon as a task run fails for good; its dependents never start
-    (pending and queued task runs are cancelled); task runs already running may finish."""
-    if run.status not in (PENDING, RUNNING):
+    (pending and queued task runs are cancelled); task runs already running may finish. A paused
+    run fails too: pausing stops new starts, not the outcome of what already runs."""
+    if run.status not in OPEN:
         return
     Run.objects.filter(pk=run.pk).update(status=FAILED, end_time=now)
     run.status, run.end_time = FAILED, now

@@ -60,6 +60,12 @@ class CancelOut(serializers.Serializer):
     run_id = serializers.CharField()
 
 
+class RunStateOut(serializers.Serializer):
+    success = serializers.BooleanField()
+    run_id = serializers.CharField()
+    status = serializers.CharField(help_text="paused after a pause; pending or running after a resume.")
+
+
 class RerunIn(serializers.Serializer):
     failed_only = serializers.BooleanField(required=False)
     from_task = serializers.CharField(required=False)

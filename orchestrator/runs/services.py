@@ -11,7 +11,18 @@ from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
 from orchestrator.runs import lifecycle
-from orchestrator.runs.models import COMPLETED, QUEUED, TERMINAL, Run, TaskLogLine, TaskRun
+from orchestrator.runs.dispatch import Wakeup, send_on_commit
+from orchestrator.runs.models import (
+    COMPLETED,
+    PAUSED,
+    PENDING,
+    QUEUED,
+    RUNNING,
+    TERMINAL,
+    Run,
+    TaskLogLine,
+    TaskRun,
+)  # fmt: skip
 from orchestrator.runs.planning import (
     ScheduleOptions,
     build_task_runs,
@@ -135,6 +146,49 @@ def run_cancel(*, run_id: str, force: bool) -> int:
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
     return lifecycle.cancel_locked(run, force=force, now=now_ms())
+
+
+@transaction.atomic
+def run_pause(*, run_id: str) -> Run:
+    """Task runs already running finish; nothing else of the run starts until it is resumed (the
+    claim refuses task runs of a paused run, and completions queue no dependents of one). Pausing
+    a paused run changes nothing; a finished run cannot be paused (409)."""
+    get_run(run_id)
+    run = lifecycle.lock_run(run_id)
+    if run.status in TERMINAL:
+        raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
+    if run.status != PAUSED:
+        Run.objects.filter(pk=run.pk).update(status=PAUSED)
+        run.status = PAUSED
+        event_emit_run(run)
+    return run
+
+
+def run_resume(*, run_id: str) -> Run:
+    """The run goes on where it stopped: dependents that became ready meanwhile are queued and the
+    task runs left queued are woken again (their wake-ups were refused while paused)."""
+    run = _resume_locked(run_id)
+    if run.status == RUNNING:
+        lifecycle.complete_run_if_done(run.run_id)  # its last task runs may have finished while paused
+        run.refresh_from_db(fields=["status", "end_time"])
+    return run
+
+
+@transaction.atomic
+def _resume_locked(run_id: str) -> Run:
+    get_run(run_id)
+    run = lifecycle.lock_run(run_id)
+    if run.status != PAUSED:
+        raise errors.InvalidState(f"Run {run_id} is {run.status}, not paused.")
+    # a run is pending until its first task run starts executing
+    started = TaskRun.objects.filter(run=run, attempts__gt=0).exists()
+    run.status = RUNNING if started else PENDING
+    Run.objects.filter(pk=run.pk).update(status=run.status)
+    event_emit_run(run, type="dag.resumed")
+    waiting = list(TaskRun.objects.filter(run=run, status=QUEUED).values_list("id", "queue", "attempts"))
+    TaskRun.objects.filter(run=run, status=QUEUED).update(dispatched_at=now_ms())
+    send_on_commit([Wakeup(*row) for row in waiting] + lifecycle.queue_ready(run))
+    return run
 
 
 @transaction.atomic

@@ -30,6 +30,8 @@ ROUTES = [
     ("GET", "/api/runs", "viewer"),
     ("GET", "/api/runs/matrix-run", "viewer"),
     ("GET", "/api/runs/matrix-run/graph", "viewer"),
+    ("POST", "/api/runs/matrix-run/pause", "operator"),
+    ("POST", "/api/runs/matrix-run/resume", "operator"),
     ("GET", "/api/tasks/matrix_task_0000abcd/logs", "viewer"),
     ("GET", "/api/agents", "viewer"),
     ("GET", "/api/queues", "viewer"),
