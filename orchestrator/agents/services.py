@@ -11,7 +11,7 @@ from django.db.models import Q
 
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.events.services import event_emit_agent
-from orchestrator.runs import lifecycle
+from orchestrator.runs import lifecycle, limits
 from orchestrator.runs.dispatch import Wakeup, send_on_commit
 from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
 from shared.api.time import now_ms
@@ -169,4 +169,7 @@ def agents_sweep() -> dict[str, int]:
     }
     resent = _redispatch_lost(cutoff, live_queues)
     _unstick_runs(cutoff)
+    # Recovered task runs freed their pool slots; lost admissions and pool wake-ups are repeated.
+    limits.pools_sweep()
+    limits.dags_sweep()
     return {"agents_offline": len(offline), "task_runs_recovered": recovered, "wakeups_resent": resent}

@@ -91,12 +91,12 @@ class TaskRun(models.Model):
         indexes = [
             models.Index(fields=["run", "status"], name="orch_taskrun_run_status"),
             models.Index(fields=["status", "queue", "queued_at"], name="orch_taskrun_queue"),
-            # Both stay empty while no run has a priority and no task a pool, so the claim's checks
-            # against them cost next to nothing then.
+            # Both stay empty while no run has a positive priority and no task a pool, so the
+            # claim's checks against them cost next to nothing then.
             models.Index(
                 fields=["queue", "priority"],
                 name="orch_taskrun_prioritized",
-                condition=models.Q(status="queued") & ~models.Q(priority=0),
+                condition=models.Q(status="queued", priority__gt=0),
             ),
             models.Index(
                 fields=["pool", "status"], name="orch_taskrun_pool", condition=models.Q(pool__isnull=False)

@@ -2,6 +2,21 @@
 
 from django.db import migrations, models
 
+TASK_FIELDS = ("name", "description", "command", "dependencies", "parameters", "queue", "pool")
+DAG_FIELDS = ("name", "description", "tasks", "context", "tags", "max_active_runs")
+
+
+def snapshot_existing(apps, schema_editor):
+    """Definitions that predate versions become version 1, readable with ?version=1."""
+    version = apps.get_model("orch_definitions", "DefinitionVersion")
+    rows = []
+    for kind, model, fields in (("task", "TaskDefinition", TASK_FIELDS), ("dag", "Dag", DAG_FIELDS)):
+        for obj in apps.get_model("orch_definitions", model).objects.all():
+            snapshot = {name: getattr(obj, name) for name in fields}
+            rows.append(version(kind=kind, definition_id=obj.pk, version=1, snapshot=snapshot,
+                                created_at=obj.updated_at))
+    version.objects.bulk_create(rows)
+
 
 class Migration(migrations.Migration):
 
@@ -57,4 +72,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('kind', 'definition_id', 'version'), name='orch_definition_version')],
             },
         ),
+        migrations.RunPython(snapshot_existing, migrations.RunPython.noop),
     ]
