@@ -36,6 +36,8 @@ ROUTES = [
     ("GET", "/api/agents", "viewer"),
     ("GET", "/api/queues", "viewer"),
     ("POST", "/api/queues/matrix-queue/purge", "admin"),
+    ("GET", "/api/pools", "viewer"),
+    ("PUT", "/api/pools/matrix-pool", "admin"),
     ("GET", "/api/contexts", "viewer"),
     ("GET", "/api/contexts/matrix-ctx", "viewer"),
     ("PUT", "/api/contexts/matrix-ctx", "admin"),
