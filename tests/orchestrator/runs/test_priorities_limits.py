@@ -174,3 +174,39 @@ def test_a_killed_agent_releases_its_pool_slot(two_agents, api, settings, tmp_pa
     hold_end = TaskRun.objects.get(run_id=held).end_time
     assert TaskRun.objects.get(run_id=waiting).start_time >= hold_end
     assert api.get("/api/pools").json()["pools"][0]["used"] == 0
+
+
+@pytest.fixture
+def two_queue_agent(subprocess_env, django_db_blocker):
+    token = uuid.uuid4().hex[:6]
+    queues = (f"fair_a-{token}", f"fair_b-{token}")
+    proc = start_agent(f"fair-{token}", ",".join(queues), subprocess_env, concurrency=1)
+    try:
+        wait_agent_ready(proc)
+        yield queues
+    finally:
+        stop_agents([proc], django_db_blocker)
+
+
+def test_a_flood_in_one_queue_does_not_starve_another(two_queue_agent, api):
+    """One agent process serving two queues takes their messages in turn, and a message only claims
+    work of its own queue: the flood delays the other queue by what the agent already holds."""
+    flood_queue, other_queue = two_queue_agent
+    put_task(api, "fair_flood", "sleep 0.1", queue=flood_queue)
+    put_task(api, "fair_other", "echo other", queue=other_queue)
+    flood = [schedule(api, "/api/schedule-task", {"task_id": "fair_flood"}) for _ in range(20)]
+    wait_for(
+        lambda: TaskRun.objects.filter(run_id__in=flood, status="completed").exists(),
+        what="the flood to start",
+    )
+    other = schedule(api, "/api/schedule-task", {"task_id": "fair_other"})
+    scheduled_at = Run.objects.get(pk=other).start_time
+    assert wait_run(api, other)["status"] == "completed"
+    other_start = TaskRun.objects.get(run_id=other).start_time
+    overtaking = TaskRun.objects.filter(
+        run_id__in=flood, start_time__gt=scheduled_at, start_time__lt=other_start
+    )
+    assert overtaking.count() <= 2, list(overtaking.values_list("start_time", flat=True))
+    assert TaskRun.objects.filter(run_id__in=flood).exclude(status="completed").exists()  # still flooding
+    for run_id in flood:
+        wait_run(api, run_id)
