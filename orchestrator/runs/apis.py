@@ -89,6 +89,8 @@ def run_out(run: Run) -> dict:
         "completed_tasks": run.completed_tasks,
         "failed_tasks": run.failed_tasks,
         "original_run_id": run.original_run_id,
+        "schedule_id": run.schedule_id,
+        "fire_time": iso(run.fire_time),
     }
 
 

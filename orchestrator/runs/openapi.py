@@ -98,6 +98,8 @@ class RunOut(serializers.Serializer):
     completed_tasks = serializers.IntegerField()
     failed_tasks = serializers.IntegerField()
     original_run_id = serializers.CharField(allow_null=True)
+    schedule_id = serializers.CharField(allow_null=True, help_text="The time schedule that made the run.")
+    fire_time = serializers.DateTimeField(allow_null=True, help_text="The schedule's fire time it is for.")
 
 
 class RunDetailOut(RunOut):
