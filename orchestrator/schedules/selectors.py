@@ -61,11 +61,12 @@ def scheduler_status() -> dict:
     ticks = SchedulerTick.objects.aggregate(
         last=Max("last_tick_at"), live=Count("pk", filter=Q(last_tick_at__gte=cutoff))
     )
-    counts = Schedule.objects.aggregate(
-        total=Count("pk"),
-        paused=Count("pk", filter=Q(paused=True)),
-        active=Count("pk", filter=Q(paused=False, next_fire_time__isnull=False)),
+    row = Schedule.objects.aggregate(
+        n_total=Count("pk"),
+        n_paused=Count("pk", filter=Q(paused=True)),
+        n_active=Count("pk", filter=Q(paused=False, next_fire_time__isnull=False)),
     )
+    counts = {"total": row["n_total"], "active": row["n_active"], "paused": row["n_paused"]}
     if ticks["live"]:
         status = "healthy"
     else:
