@@ -21,6 +21,12 @@ redis_up() {
   else (exec 3<>"/dev/tcp/$REDIS_HOST/$REDIS_PORT") 2>/dev/null; fi
 }
 
+# The vault types uploads from their bytes with libmagic (python-magic loads it at import).
+if ! ldconfig -p 2>/dev/null | grep -q 'libmagic\.so\.1' && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "Installing libmagic..."
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libmagic1 >/dev/null
+fi
+
 if ! pg_up; then
   if command -v pg_ctlcluster >/dev/null && ls /etc/postgresql >/dev/null 2>&1; then
     echo "Starting PostgreSQL..."

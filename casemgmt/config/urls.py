@@ -8,6 +8,7 @@ urlpatterns = [
     path("", include("casemgmt.tenancy.urls")),
     path("", include("casemgmt.audit.urls")),
     path("", include("casemgmt.cases.urls")),
+    path("", include("casemgmt.vault.urls")),
     path("", include("casemgmt.workflows.urls")),
     path("", include("casemgmt.prompts.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),

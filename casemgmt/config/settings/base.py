@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -31,6 +32,7 @@ INSTALLED_APPS = [
     "casemgmt.cases",
     "casemgmt.workflows",
     "casemgmt.prompts",
+    "casemgmt.vault",
     "casemgmt.ops",
     "casemgmt.realtime",
 ]
@@ -160,6 +162,62 @@ if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
     raise ImproperlyConfigured("CASE_DEFAULT_SLA_HOURS must be a whole number of hours from 1 to 87600.")
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
+
+# Document vault: blobs stored once per SHA-256 of their bytes, on the filesystem (default) or in an
+# S3-compatible bucket.
+VAULT_MAX_UPLOAD_BYTES = env.int("CASE_VAULT_MAX_UPLOAD_BYTES", default=25 * 1024 * 1024)
+VAULT_SIGNED_URL_SECONDS = env.int("CASE_VAULT_SIGNED_URL_SECONDS", default=15 * 60)
+VAULT_STORAGE = env.str("CASE_VAULT_STORAGE", default="filesystem")
+VAULT_ROOT = Path(env.str("CASE_VAULT_ROOT", default=str(VAR_DIR / "vault")))
+VAULT_S3_BUCKET = env.str("CASE_VAULT_S3_BUCKET", default="")
+VAULT_S3_ENDPOINT_URL = env.str("CASE_VAULT_S3_ENDPOINT_URL", default="") or None
+VAULT_S3_REGION = env.str("CASE_VAULT_S3_REGION", default="") or None
+VAULT_S3_ACCESS_KEY_ID = env.str("CASE_VAULT_S3_ACCESS_KEY_ID", default="") or None
+VAULT_S3_SECRET_ACCESS_KEY = env.str("CASE_VAULT_S3_SECRET_ACCESS_KEY", default="") or None
+VAULT_S3_ADDRESSING_STYLE = env.str("CASE_VAULT_S3_ADDRESSING_STYLE", default="") or None
+VAULT_STORAGE_BACKEND: dict[str, Any]
+if VAULT_STORAGE == "filesystem":
+    VAULT_STORAGE_BACKEND = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(VAULT_ROOT), "file_permissions_mode": 0o640},
+    }
+elif VAULT_STORAGE == "s3":
+    if not VAULT_S3_BUCKET:
+        raise ImproperlyConfigured("CASE_VAULT_S3_BUCKET must be set when CASE_VAULT_STORAGE is s3")
+    VAULT_STORAGE_BACKEND = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": VAULT_S3_BUCKET,
+            "endpoint_url": VAULT_S3_ENDPOINT_URL,
+            "region_name": VAULT_S3_REGION,
+            "access_key": VAULT_S3_ACCESS_KEY_ID,
+            "secret_key": VAULT_S3_SECRET_ACCESS_KEY,
+            "addressing_style": VAULT_S3_ADDRESSING_STYLE,
+            "signature_version": "s3v4",
+            "default_acl": None,
+            "file_overwrite": True,  # content-addressed: the same name always holds the same bytes
+            "querystring_auth": True,
+            "querystring_expire": VAULT_SIGNED_URL_SECONDS,
+        },
+    }
+else:
+    raise ImproperlyConfigured("CASE_VAULT_STORAGE must be filesystem or s3")
+# Erasure jobs: a job whose heartbeat is older than the lease is presumed abandoned (its worker died)
+# and claimed again by the scan; after ERASURE_MAX_ATTEMPTS claims it is marked failed.
+ERASURE_QUEUE = env.str("CASE_ERASURE_QUEUE", default=CELERY_DEFAULT_QUEUE)
+ERASURE_LEASE_SECONDS = env.int("CASE_ERASURE_LEASE_SECONDS", default=300)
+ERASURE_MAX_ATTEMPTS = env.int("CASE_ERASURE_MAX_ATTEMPTS", default=5)
+ERASURE_RESUME_SCAN_SECONDS = env.float("CASE_ERASURE_RESUME_SCAN_SECONDS", default=60.0)
+CELERY_BEAT_SCHEDULE["vault-resume-erasures"] = {
+    "task": "casemgmt.vault.resume_erasures",
+    "schedule": ERASURE_RESUME_SCAN_SECONDS,
+    "options": {"queue": ERASURE_QUEUE},
+}
+STORAGES: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "vault": VAULT_STORAGE_BACKEND,
+}
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"

@@ -15,3 +15,7 @@ EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; hashing is Django's
 MEDIA_ROOT = VAR_DIR / "test-media" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")  # noqa: F405
 DEBUG = False
+if VAULT_STORAGE == "filesystem":  # noqa: F405 - each xdist worker keeps its own blobs
+    STORAGES["vault"]["OPTIONS"]["location"] = str(  # noqa: F405
+        VAR_DIR / "test-vault" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")  # noqa: F405
+    )
