@@ -92,14 +92,21 @@ def _make_run(schedule: Schedule, fire_time: datetime) -> int:
     if Run.objects.filter(schedule_id=schedule.id, fire_time=fire_time).exists():
         return 0
     options = ScheduleOptions(context=schedule.context, parameters=dict(schedule.parameters))
-    marks = {"schedule_id": schedule.id, "fire_time": fire_time}
     try:
         with transaction.atomic():  # a savepoint: a refused fire time leaves no half of a run
             if schedule.dag_id:
-                run, _ = run_schedule_dag(dag_id=schedule.dag_id, options=options, **marks)
+                run, _ = run_schedule_dag(
+                    dag_id=schedule.dag_id, options=options, schedule_id=schedule.id, fire_time=fire_time
+                )
             else:
                 assert schedule.task_id is not None
-                run, _ = run_schedule_task(task_id=schedule.task_id, options=options, queue=None, **marks)
+                run, _ = run_schedule_task(
+                    task_id=schedule.task_id,
+                    options=options,
+                    queue=None,
+                    schedule_id=schedule.id,
+                    fire_time=fire_time,
+                )
     except errors.ApplicationError as exc:
         # The target was deleted or changed so that the schedule's parameters no longer fit: this
         # fire time makes no run (it is not retried on every tick); the schedule shows why.

@@ -86,9 +86,10 @@ class Timing:
     def upcoming(self, now: datetime, count: int) -> list[datetime]:
         """The next `count` fire times at or after `now`."""
         out: list[datetime] = []
-        t: datetime | None = now - SECOND
-        while len(out) < count and (t := self.next_after(t)) is not None:
-            out.append(t)
+        t = now - SECOND
+        while len(out) < count and (found := self.next_after(t)) is not None:
+            out.append(found)
+            t = found
         return out
 
     def latest_between(self, low: datetime, high: datetime, limit: int) -> list[datetime]:
@@ -118,9 +119,10 @@ class Timing:
 
     def _walk_forward(self, low: datetime, high: datetime) -> list[datetime]:
         out: list[datetime] = []
-        t: datetime | None = low - SECOND
-        while (t := self._cron_after(t)) is not None and t <= high:
-            out.append(t)
+        t = low - SECOND
+        while (found := self._cron_after(t)) is not None and found <= high:
+            out.append(found)
+            t = found
         return out
 
     def _walk_back(self, low: datetime, high: datetime, limit: int) -> list[datetime]:
