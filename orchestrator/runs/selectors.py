@@ -24,7 +24,7 @@ RUN_SORTS = {
     "start_time": "start_time",
     "end_time": "end_time",
 }
-RUN_STATUSES = ("pending", "running", "completed", "failed", "cancelled")
+RUN_STATUSES = ("pending", "running", "paused", "completed", "failed", "cancelled")
 
 
 def with_counts(runs: list[Run]) -> list[Run]:

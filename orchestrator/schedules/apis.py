@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from orchestrator.definitions.querying import page_of, paged
 from orchestrator.definitions.validation import ID_RE
+from orchestrator.runs.apis import MAX_PRIORITY
 from orchestrator.schedules import openapi, selectors, services
 from orchestrator.schedules.models import CATCHUP_LATEST, CATCHUP_POLICIES, Schedule
 from orchestrator.schedules.timing import BadTiming, check_cron, zone
@@ -22,7 +23,6 @@ from shared.api.time import iso
 OPERATOR_POST = {"POST": "operator"}  # operators may pause and resume
 MAX_INTERVAL = 366 * 24 * 3600
 MAX_CATCHUP = 1000
-PRIORITY_BOUND = 1_000_000
 
 
 def schedule_out(schedule: Schedule) -> dict[str, Any]:
@@ -68,7 +68,7 @@ class ScheduleSpecSerializer(serializers.Serializer):
     max_catchup = serializers.IntegerField(required=False, default=10, min_value=1, max_value=MAX_CATCHUP)
     paused = serializers.BooleanField(required=False, default=False)
     priority = serializers.IntegerField(
-        required=False, default=0, min_value=-PRIORITY_BOUND, max_value=PRIORITY_BOUND
+        required=False, default=0, min_value=-MAX_PRIORITY, max_value=MAX_PRIORITY
     )
 
     def validate_timezone(self, value: str) -> str:

@@ -91,7 +91,9 @@ def _make_run(schedule: Schedule, fire_time: datetime) -> int:
     # A fire time with a run already (an edit moved the cursor back over it) is not fired again.
     if Run.objects.filter(schedule_id=schedule.id, fire_time=fire_time).exists():
         return 0
-    options = ScheduleOptions(context=schedule.context, parameters=dict(schedule.parameters))
+    options = ScheduleOptions(
+        context=schedule.context, parameters=dict(schedule.parameters), priority=schedule.priority
+    )
     try:
         with transaction.atomic():  # a savepoint: a refused fire time leaves no half of a run
             if schedule.dag_id:

@@ -181,7 +181,7 @@ def test_list_paging_bounds_are_400(api):
 
 
 def test_runs_record_schedule_and_fire_time_and_filter_by_schedule(api, targets):
-    create(api, id="every-minute", task_id="sched_load", interval_seconds=60)
+    create(api, id="every-minute", task_id="sched_load", interval_seconds=60, priority=7)
     create(api, id="other", dag_id="sched_dag", interval_seconds=60)
     schedule = Schedule.objects.get(pk="every-minute")
     due = schedule.next_fire_time
@@ -190,6 +190,7 @@ def test_runs_record_schedule_and_fire_time_and_filter_by_schedule(api, targets)
     assert runs["total"] == 1
     run = api.get(f"/api/runs/{runs['runs'][0]['run_id']}").json()
     assert run["schedule_id"] == "every-minute" and parse(run["fire_time"]) == due
+    assert run["priority"] == 7  # the schedule's priority goes to every run it makes
     assert api.get("/api/schedules/every-minute").json()["last_run_id"] == run["run_id"]
     assert api.get("/api/runs", {"schedule_id": "nobody"}).json()["total"] == 0
     assert api.get("/api/runs").json()["total"] == 2

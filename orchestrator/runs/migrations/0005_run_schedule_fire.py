@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orch_runs', '0003_taskrun_agent_session'),
+        ('orch_runs', '0004_run_pause_priority_versions'),
     ]
 
     operations = [
