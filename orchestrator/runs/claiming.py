@@ -22,15 +22,21 @@ from shared.api.time import now_ms
 CANDIDATES = 20  # a claim looks this far down the queue before giving its message up
 
 
-def claim_next(*, task_run_id: str, agent_id: str, agent_session: str) -> lifecycle.Execution | None:
+def claim_next(
+    *, task_run_id: str, attempt: int, agent_id: str, agent_session: str
+) -> lifecycle.Execution | None:
     """After the message's own task run was not claimed: the queue's best claimable task run, when
-    the queue is ordered by priorities or pools (the message's task run tells: still queued, or
-    prioritized, or pooled). A plain stale or duplicate message claims nothing, as before."""
-    row = TaskRun.objects.filter(pk=task_run_id).values_list("queue", "status", "priority", "pool").first()
+    the queue is ordered by priorities or pools (the message's task run tells: still queued for this
+    very message, or prioritized, or pooled). A plain stale or duplicate message claims nothing."""
+    row = (
+        TaskRun.objects.filter(pk=task_run_id)
+        .values_list("queue", "status", "attempts", "priority", "pool")
+        .first()
+    )
     if row is None:
         return None
-    queue, status, priority, pool = row
-    if status != QUEUED and priority == 0 and not pool:
+    queue, status, attempts, priority, pool = row
+    if not (status == QUEUED and attempts == attempt) and priority == 0 and not pool:
         return None
     full: set[str] = set()
     for candidate, attempts, candidate_pool in _candidates(queue):

@@ -327,7 +327,7 @@ def execute(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str
         # Not retried: a failed attempt leaves the message to the sweeper's re-sent wake-ups.
         execution = _tolerate(
             lambda: claiming.claim_next(
-                task_run_id=task_run_id, agent_id=agent_id, agent_session=agent_session
+                task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, agent_session=agent_session
             ),
             "Claim of the queue's next task run",
         )

@@ -124,14 +124,16 @@ def live_agents() -> QuerySet[Agent]:
 class QueueState:
     name: str
     consumer_count: int
-    queued: list[tuple[str, str]]  # (task run id, run id), oldest first
+    queued: list[tuple[str, str]]  # (task run id, run id), in claim order
 
 
 def queue_overview() -> list[QueueState]:
     """Every queue named by a task definition, a live agent or a queued task run, by name; lengths
     and positions come from the database, consumers are the live agents on each queue."""
     queued = list(
-        TaskRun.objects.filter(status=QUEUED).order_by("queued_at", "id").values_list("queue", "id", "run_id")
+        TaskRun.objects.filter(status=QUEUED)
+        .order_by("-priority", "queued_at", "id")  # the order claims take: highest priority, then oldest
+        .values_list("queue", "id", "run_id")
     )
     consumers: dict[str, int] = {}
     for queues in live_agents().values_list("queues", flat=True):
