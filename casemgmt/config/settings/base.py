@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "casemgmt.cases",
     "casemgmt.workflows",
     "casemgmt.prompts",
+    "casemgmt.connectors",
     "casemgmt.vault",
     "casemgmt.ops",
     "casemgmt.realtime",
@@ -138,6 +139,30 @@ EMAIL_TIMEOUT = env.int("CASE_EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("CASE_DEFAULT_FROM_EMAIL", default="no-reply@casemgmt.local")
 PUBLIC_BASE_URL = env.str("CASE_PUBLIC_BASE_URL", default="http://localhost:8000")
 
+# Fernet keys for connector credentials at rest (comma-separated; the first encrypts, all decrypt,
+# so a key is rotated by putting a new one first). Required in production.
+FIELD_ENCRYPTION_KEYS = env.list("CASE_FIELD_ENCRYPTION_KEYS", default=[])
+
+# Connectors: outbound calls (SSRF allow-list, timeouts, response cap), retries and their queue.
+# Hosts (exact names, `*.example.com`, addresses or CIDR networks) connectors may reach even though
+# they resolve to loopback, private or link-local addresses. Metadata addresses stay refused.
+CONNECTOR_ALLOWED_HOSTS = env.list("CASE_CONNECTOR_ALLOWED_HOSTS", default=[])
+CONNECTOR_TIMEOUT_SECONDS = env.float("CASE_CONNECTOR_TIMEOUT_SECONDS", default=10.0)
+CONNECTOR_MAX_TIMEOUT_SECONDS = env.float("CASE_CONNECTOR_MAX_TIMEOUT_SECONDS", default=60.0)
+CONNECTOR_MAX_RESPONSE_BYTES = env.int("CASE_CONNECTOR_MAX_RESPONSE_BYTES", default=1024 * 1024)
+# Retries after the first attempt of a connector step or outbound delivery (a step's `retries`
+# overrides it); the waits double from the base up to the cap.
+CONNECTOR_RETRIES = env.int("CASE_CONNECTOR_RETRIES", default=3)
+CONNECTOR_RETRY_BASE_SECONDS = env.float("CASE_CONNECTOR_RETRY_BASE_SECONDS", default=1.0)
+CONNECTOR_RETRY_MAX_SECONDS = env.float("CASE_CONNECTOR_RETRY_MAX_SECONDS", default=60.0)
+CONNECTOR_QUEUE = env.str("CASE_CONNECTOR_QUEUE", default=CELERY_DEFAULT_QUEUE)
+# How long one attempt may run before the sweep counts its worker as lost and starts the next
+# attempt: keep it above the longest call (six redirect hops at the maximum timeout).
+CONNECTOR_ATTEMPT_LEASE_SECONDS = env.float(
+    "CASE_CONNECTOR_ATTEMPT_LEASE_SECONDS", default=6 * CONNECTOR_MAX_TIMEOUT_SECONDS + 30
+)
+CONNECTOR_SWEEP_SECONDS = env.float("CASE_CONNECTOR_SWEEP_SECONDS", default=30.0)
+
 LLM_BASE_URL = env.str("CASE_LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("CASE_LLM_API_KEY", default="")
 LLM_MODEL = env.str("CASE_LLM_MODEL", default="")
@@ -152,6 +177,10 @@ CELERY_BEAT_SCHEDULE = {
     "workflows-escalate-overdue-tasks": {
         "task": "casemgmt.workflows.escalate_overdue_tasks",
         "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+    },
+    "connectors-sweep-deliveries": {
+        "task": "casemgmt.connectors.sweep_deliveries",
+        "schedule": CONNECTOR_SWEEP_SECONDS,
     },
 }
 
@@ -218,6 +247,9 @@ STORAGES: dict[str, dict[str, Any]] = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     "vault": VAULT_STORAGE_BACKEND,
 }
+# `restore` also loads the dump into this empty database when set (or given as --database-url); the
+# URL may carry a password, so an environment variable keeps it off command lines.
+RESTORE_DATABASE_URL = env.str("CASE_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
@@ -228,4 +260,7 @@ STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("CASE_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 LOGGING = conf.logging_config(env.str("CASE_LOG_LEVEL", default="INFO"))
+# urllib3 logs request lines (URL with its query) at DEBUG; connector URLs may carry credentials
+# (webhook URLs, tokens in queries), and connectors log their calls themselves, redacted.
+LOGGING["loggers"]["urllib3"] = {"level": "WARNING"}
 PROMETHEUS_METRIC_NAMESPACE = ""

@@ -10,6 +10,7 @@ from .base import env  # noqa: E402
 
 SECRET_KEY = env.str("CASE_SECRET_KEY", default="test-secret-key-not-for-production")
 JWT["SIGNING_KEY"] = SECRET_KEY  # noqa: F405
+FIELD_ENCRYPTION_KEYS = ["dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE="]
 # Overridable so a worker subprocess can send to a real local SMTP server in tests.
 EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends.locmem.EmailBackend")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; hashing is Django's
