@@ -10,7 +10,7 @@ back), one that jumps forward applies the catch-up policy to the fire times it s
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -24,6 +24,7 @@ from shared.api import errors
 from shared.api.time import iso, now_ms
 
 logger = logging.getLogger(__name__)
+TICK_RECORD_KEPT = timedelta(days=1)
 
 
 def schedules_tick(*, now: datetime | None = None, ticker: str = "") -> int:
@@ -38,8 +39,16 @@ def schedules_tick(*, now: datetime | None = None, ticker: str = "") -> int:
             break
         made += claimed
     if ticker:
-        SchedulerTick.objects.update_or_create(name=ticker, defaults={"last_tick_at": now_ms()})
+        _record_tick(ticker)
     return made
+
+
+def _record_tick(ticker: str) -> None:
+    """This process's tick time; rows of processes silent for a day go (each `run_scheduler`
+    start is a new name), so the table stays as small as the set of live schedulers."""
+    at = now_ms()
+    SchedulerTick.objects.update_or_create(name=ticker, defaults={"last_tick_at": at})
+    SchedulerTick.objects.filter(last_tick_at__lt=at - TICK_RECORD_KEPT).delete()
 
 
 def _fire_one(now: datetime, skipped: set[str]) -> int | None:

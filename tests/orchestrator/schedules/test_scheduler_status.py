@@ -3,11 +3,15 @@ a scheduler that stopped ticking while an unpaused schedule has fire times left 
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from orchestrator.agents.services import agent_heartbeat
 from orchestrator.schedules.firing import schedules_tick
+from orchestrator.schedules.models import SchedulerTick
 from orchestrator.schedules.services import ScheduleSpec, schedule_create, schedule_set_paused
+from shared.api.time import now_ms
 from tests.orchestrator.helpers import put_task
 from tests.support.processes import wait_for
 
@@ -47,3 +51,10 @@ def test_scheduler_component(api, settings):
     body = status(api)
     assert body["components"]["scheduler"]["status"] == "idle" and body["status"] == "healthy"
     assert body["components"]["scheduler"]["schedules"] == {"total": 1, "active": 0, "paused": 1}
+
+
+def test_tick_records_of_processes_silent_for_a_day_are_dropped():
+    schedules_tick(ticker="gone")
+    SchedulerTick.objects.filter(name="gone").update(last_tick_at=now_ms() - timedelta(days=1, seconds=1))
+    schedules_tick(ticker="live")
+    assert list(SchedulerTick.objects.values_list("name", flat=True)) == ["live"]
