@@ -38,16 +38,14 @@ def claim_next(
     queue, status, attempts, priority, pool = row
     if not (status == QUEUED and attempts == attempt) and priority == 0 and not pool:
         return None
-    full: set[str] = set()
+    full: set[str] = set()  # pools found without a free slot
     for candidate, attempts, candidate_pool in _candidates(queue):
         if candidate_pool in full:
             continue
         claimed = _claim_one(
-            candidate, attempts, candidate_pool, agent_id=agent_id, agent_session=agent_session
+            candidate, attempts, candidate_pool, full, agent_id=agent_id, agent_session=agent_session
         )
-        if claimed == "full":
-            full.add(candidate_pool)
-        elif claimed is not None:
+        if claimed is not None:
             return lifecycle.after_claim(claimed)
     return None
 
@@ -62,9 +60,9 @@ def _candidates(queue: str) -> list[tuple[str, int, str | None]]:
 
 
 def _claim_one(
-    task_run_id: str, attempts: int, pool: str | None, *, agent_id: str, agent_session: str
-) -> tuple[lifecycle.Execution, str] | str | None:
-    """The conditional claim of one candidate; "full" when its pool has no free slot."""
+    task_run_id: str, attempts: int, pool: str | None, full: set[str], *, agent_id: str, agent_session: str
+) -> tuple[lifecycle.Execution, str] | None:
+    """The conditional claim of one candidate; a pool without a free slot is added to `full`."""
     if not pool:
         return lifecycle.claim_row(task_run_id=task_run_id, attempt=attempts, agent_id=agent_id,
                                    agent_session=agent_session, guarded=False)  # fmt: skip
@@ -73,6 +71,7 @@ def _claim_one(
         # change between the check and the claim, so the slots are never exceeded.
         row = Pool.objects.select_for_update().filter(pk=pool).first()
         if row is not None and pool_slots_free(row) <= 0:
-            return "full"
+            full.add(pool)
+            return None
         return lifecycle.claim_row(task_run_id=task_run_id, attempt=attempts, agent_id=agent_id,
                                    agent_session=agent_session, guarded=False)  # fmt: skip

@@ -78,7 +78,10 @@ def pools_sweep() -> int:
     names = (
         TaskRun.objects.filter(pool__isnull=False, status=QUEUED).values_list("pool", flat=True).distinct()
     )
-    return sum(pool_wake(pool=name) for name in names)
+    woken = 0
+    for name in names:
+        woken += pool_wake(pool=name or "")
+    return woken
 
 
 def dags_sweep() -> int:

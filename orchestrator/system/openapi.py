@@ -84,7 +84,7 @@ METRICS = _obj(
     "Metrics",
     {
         "tasks": _counts("TaskCounts", ("queued", "cancelled")),
-        "runs": _counts("RunCounts", ("cancelled",)),
+        "runs": _counts("RunCounts", ("cancelled", "paused")),
         "performance": _obj(
             "Performance",
             {

@@ -85,6 +85,8 @@ def test_a_queued_task_run_of_a_paused_run_is_not_claimed(api):
     assert task_status(run_id, "p_root") == "queued"
     assert post(api, f"/api/runs/{run_id}/pause")["status"] == "paused"
     assert lifecycle.claim(task_run_id=tr_id, attempt=0, agent_id="here") is None
+    assert api.get("/api/metrics").json()["runs"]["paused"] == 1
+    assert api.get("/api/runs", {"status": "paused"}).json()["runs"][0]["run_id"] == run_id
     assert task_status(run_id, "p_root") == "queued"
     # not started yet: the resumed run is pending again
     assert post(api, f"/api/runs/{run_id}/resume")["status"] == "pending"
