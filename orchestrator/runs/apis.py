@@ -96,6 +96,8 @@ def run_out(run: Run) -> dict:
         "failed_tasks": run.failed_tasks,
         "original_run_id": run.original_run_id,
         "priority": run.priority,
+        "schedule_id": run.schedule_id,
+        "fire_time": iso(run.fire_time),
     }
 
 

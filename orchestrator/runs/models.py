@@ -31,6 +31,10 @@ class Run(models.Model):
     )
     start_time = models.DateTimeField(db_index=True)  # when it was scheduled
     end_time = models.DateTimeField(null=True, blank=True)
+    # Set on runs a time schedule made: which schedule, for which of its fire times. Not a foreign
+    # key: the runs keep both after the schedule is deleted.
+    schedule_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null: not made by a schedule
+    fire_time = models.DateTimeField(null=True, blank=True)
     priority = models.IntegerField(default=0)  # higher is claimed first within a queue
     # The definition versions the run executes: {task_id: version}, and the DAG's version.
     versions = models.JSONField(default=dict)
@@ -45,6 +49,10 @@ class Run(models.Model):
 
     class Meta:
         ordering = ("-start_time", "run_id")
+        constraints = [
+            # Each fire time of a schedule makes at most one run, whatever the schedulers do.
+            models.UniqueConstraint(fields=["schedule_id", "fire_time"], name="orch_run_schedule_fire_once")
+        ]
         indexes = [
             models.Index(
                 fields=["dag_id", "start_time"], name="orch_run_waiting", condition=models.Q(waiting=True)

@@ -111,6 +111,8 @@ class RunOut(serializers.Serializer):
     failed_tasks = serializers.IntegerField()
     original_run_id = serializers.CharField(allow_null=True)
     priority = serializers.IntegerField()
+    schedule_id = serializers.CharField(allow_null=True, help_text="The time schedule that made the run.")
+    fire_time = serializers.DateTimeField(allow_null=True, help_text="The schedule's fire time it is for.")
 
 
 class RunDetailOut(RunOut):

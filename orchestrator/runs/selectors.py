@@ -58,6 +58,8 @@ def run_list(*, params: QueryDict) -> QuerySet[Run]:
         qs = qs.filter(status=status)
     if params.get("dag_id"):
         qs = qs.filter(dag_id=params["dag_id"])
+    if params.get("schedule_id"):
+        qs = qs.filter(schedule_id=params["schedule_id"])
     since = parse_iso(params.get("since"), "since")
     until = parse_iso(params.get("until"), "until")
     if since:

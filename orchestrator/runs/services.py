@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import replace
+from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
@@ -77,10 +78,16 @@ def _reject_known_run_id(run_id: str | None) -> None:
 
 
 def run_schedule_task(
-    *, task_id: str, options: ScheduleOptions, queue: str | None
+    *,
+    task_id: str,
+    options: ScheduleOptions,
+    queue: str | None,
+    schedule_id: str | None = None,
+    fire_time: datetime | None = None,
 ) -> tuple[Run, list[TaskRun]]:
     """The task and every task it depends on, transitively, as one run whose dag_id is null;
-    `queue` overrides the scheduled task's queue (not its dependencies')."""
+    `queue` overrides the scheduled task's queue (not its dependencies'). A time schedule passes
+    its id and the fire time the run is for."""
     if not TaskDefinition.objects.filter(pk=task_id).exists():
         raise errors.NotFound(f"Task {task_id} not found.")
     p = Problems()
@@ -101,13 +108,19 @@ def run_schedule_task(
     )
     run = _create_run(
         opts=opts, dag_id=None, context_vars=context_vars, task_runs=task_runs, target_task_id=task_id,
-        versions=versions_of(definitions),
+        versions=versions_of(definitions), schedule_id=schedule_id, fire_time=fire_time,
     )  # fmt: skip
     lifecycle.run_start(run_id=run.run_id)
     return run, task_runs
 
 
-def run_schedule_dag(*, dag_id: str, options: ScheduleOptions) -> tuple[Run, list[TaskRun]]:
+def run_schedule_dag(
+    *,
+    dag_id: str,
+    options: ScheduleOptions,
+    schedule_id: str | None = None,
+    fire_time: datetime | None = None,
+) -> tuple[Run, list[TaskRun]]:
     dag = Dag.objects.filter(pk=dag_id).first()
     if dag is None:
         raise errors.NotFound(f"DAG {dag_id} not found.")
@@ -132,6 +145,7 @@ def run_schedule_dag(*, dag_id: str, options: ScheduleOptions) -> tuple[Run, lis
     run = _create_run(
         opts=opts, dag_id=dag.id, context_vars=context_vars, task_runs=task_runs,
         versions=versions_of(definitions), dag_version=dag.version, waiting=limited,
+        schedule_id=schedule_id, fire_time=fire_time,
     )  # fmt: skip
     _start(run)
     return run, task_runs

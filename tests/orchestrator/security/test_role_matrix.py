@@ -49,6 +49,13 @@ ROUTES = [
     ("GET", "/api/webhooks/wh_matrix", "viewer"),
     ("DELETE", "/api/webhooks/wh_matrix", "admin"),
     ("GET", "/api/webhooks/wh_matrix/deliveries", "viewer"),
+    ("GET", "/api/schedules", "viewer"),
+    ("POST", "/api/schedules", "admin"),
+    ("GET", "/api/schedules/matrix-sched", "viewer"),
+    ("PUT", "/api/schedules/matrix-sched", "admin"),
+    ("DELETE", "/api/schedules/matrix-sched", "admin"),
+    ("POST", "/api/schedules/matrix-sched/pause", "operator"),
+    ("POST", "/api/schedules/matrix-sched/resume", "operator"),
     ("GET", "/api/status", "viewer"),
     ("GET", "/api/metrics", "viewer"),
 ]
