@@ -1,8 +1,11 @@
 from celery import shared_task
 
-from orchestrator.agents.services import agents_sweep
-
 
 @shared_task(name="orchestrator.agents.sweep", ignore_result=True)
 def sweep() -> None:
-    agents_sweep()
+    """Beat job, where a beat still runs: the same locked sweep the agents run themselves."""
+    # system -> agents (the system app reads agents' models and services): imported here so
+    # the agents app never imports the system app at load time
+    from orchestrator.system.services import recovery_sweep
+
+    recovery_sweep(sweeper="beat")

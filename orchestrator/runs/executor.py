@@ -1,6 +1,7 @@
-"""Runs one attempt of a task run on an agent: the command in its own process group, output
-captured line by line into the database in batches, a timeout that kills the group, and a poll of
-the task run's status so that a cancel stops the command (SIGTERM, SIGKILL after a grace period)."""
+"""Runs one attempt of a task run on an agent: the command in its own process group under a guard
+that kills the group should the agent die, output captured line by line into the database in
+batches, a timeout that kills the group, and a poll of the task run's status so that a cancel stops
+the command (SIGTERM, SIGKILL after a grace period)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import selectors
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -29,6 +32,7 @@ RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS = 0.5, 10.0
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ")
 MAX_LINE_BYTES = 64 * 1024
+GUARD = str(Path(__file__).with_name("guard.py"))
 
 
 @dataclass
@@ -176,19 +180,27 @@ class CommandRunner:
             self.sink.add(f"[orchestrator] unknown parameter(s) {names} in command; task run failed")
             self.sink.flush()
             return Outcome(ok=False, retryable=False)
+        # The guard holds the read end; this process holds the write end (never inherited by other
+        # children) until the command is done, so it closes only when this process dies.
+        watch_read, watch_write = os.pipe()
         try:
             proc = subprocess.Popen(
-                ["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                [sys.executable, "-I", "-S", GUARD, str(watch_read), "/bin/sh", "-c", command],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True, pass_fds=(watch_read,),
             )  # fmt: skip
         except OSError as exc:
+            os.close(watch_write)
             self.sink.add(f"[orchestrator] could not start the command: {exc}")
             self.sink.flush()
             return Outcome(ok=False)
+        finally:
+            os.close(watch_read)
         try:
             outcome = self._supervise(proc)
         finally:
             _killpg(proc, signal.SIGKILL)  # leftovers of the group (background children)
+            os.close(watch_write)
             if proc.stdout is not None:  # always, as it is started with stdout=PIPE
                 proc.stdout.close()
             retry_transient(self.sink.flush, what="Final log flush")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -15,7 +16,8 @@ from rest_framework.views import APIView
 from orchestrator.runs.models import Run, TaskRun
 from orchestrator.schedules.selectors import scheduler_status
 from orchestrator.system import openapi, selectors
-from shared.api.time import iso
+from orchestrator.system.models import SweepState
+from shared.api.time import iso, now_ms
 from shared.health import probe_database
 
 STARTED_AT = time.monotonic()
@@ -25,14 +27,37 @@ def _backend_status(ok: bool) -> str:
     return "healthy" if ok else "unhealthy"
 
 
-def _overall(backend_ok: bool, agents: str, scheduler: str = "healthy") -> str:
+def _overall(backend_ok: bool, agents: str, recovery: str, scheduler: str) -> str:
+    # an idle scheduler (nothing due) is fine; one that stopped ticking while schedules are due is not
     if not backend_ok:
         return "unhealthy"
-    return "healthy" if agents == "healthy" and scheduler != "degraded" else "degraded"
+    healthy = agents == "healthy" and recovery == "healthy" and scheduler != "degraded"
+    return "healthy" if healthy else "degraded"
 
 
 def scheduler_out(state: dict[str, Any]) -> dict[str, Any]:
     return {**state, "last_tick_at": iso(state["last_tick_at"])}
+
+
+def recovery_out(state: SweepState | None) -> dict[str, Any]:
+    """`degraded` when no recovery sweep finished within SWEEP_OVERDUE_SECONDS: lost task runs,
+    stalled runs, lost wake-ups and webhook deliveries are then not being recovered."""
+    last = state.last_run_at if state else None
+    overdue = settings.SWEEP_OVERDUE_SECONDS
+    if last is None:
+        status, reason = "degraded", "the recovery sweep has never run (no agent has run it yet)"
+    elif now_ms() - last > timedelta(seconds=overdue):
+        status = "degraded"
+        reason = f"the recovery sweep has not run for over {overdue:g} s (no live agent is running it)"
+    else:
+        status, reason = "healthy", ""
+    return {
+        "status": status,
+        "reason": reason,
+        "last_sweep_at": last,
+        "last_sweep_by": state.last_run_by if state else "",
+        "period_seconds": overdue,
+    }
 
 
 def metrics_out() -> dict[str, Any]:
@@ -79,14 +104,15 @@ class StatusApi(APIView):
         db = probe_database()
         if db.ok:
             counts, queues = selectors.agent_counts(), selectors.queue_lengths()
-            agents = selectors.agents_status(counts)
+            agents, recovery = selectors.agents_status(counts), recovery_out(selectors.last_sweep())
             scheduler = scheduler_out(scheduler_status())
         else:  # nothing more can be read; answer with what is known
             counts, queues, agents = {"count": 0, "active": 0, "inactive": 0}, [], "unknown"
+            recovery = {**recovery_out(None), "status": "unknown", "reason": "the database is unreachable"}
             scheduler = {"status": "unknown"}
         return Response(
             {
-                "status": _overall(db.ok, agents, scheduler["status"]),
+                "status": _overall(db.ok, agents, recovery["status"], scheduler["status"]),
                 "version": settings.SERVICE_VERSION,
                 "uptime_seconds": int(time.monotonic() - STARTED_AT),
                 "backend": {
@@ -98,6 +124,7 @@ class StatusApi(APIView):
                     # one orchestrator process answers this request; the count is of instances seen
                     "orchestrator": {"status": "healthy", "count": 1},
                     "agents": {"status": agents, **counts},
+                    "recovery": recovery,
                     "ui": {"status": selectors.ui_status()},
                     # a scheduler that stopped ticking while schedules are due degrades the service
                     "scheduler": scheduler,

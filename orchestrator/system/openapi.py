@@ -48,6 +48,16 @@ STATUS = _obj(
                         "inactive": s.IntegerField(),
                     },
                 ),
+                "recovery": _obj(
+                    "RecoveryComponent",
+                    {
+                        "status": s.CharField(),
+                        "reason": s.CharField(),
+                        "last_sweep_at": s.DateTimeField(allow_null=True),
+                        "last_sweep_by": s.CharField(),
+                        "period_seconds": s.FloatField(),
+                    },
+                ),
                 "ui": _obj("UiComponent", {"status": s.CharField()}),
                 "scheduler": _obj(
                     "SchedulerComponent",

@@ -18,6 +18,7 @@ from drf_spectacular.generators import SchemaGenerator
 from orchestrator.agents.models import Agent
 from orchestrator.definitions.models import TaskDefinition
 from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskRun
+from orchestrator.system.models import SweepState
 from shared.api.time import now_ms
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,11 @@ def agents_status(counts: dict[str, int]) -> str:
     if counts["active"] == 0:
         return "unhealthy"  # nothing would execute a queued task
     return "healthy" if counts["inactive"] == 0 else "degraded"
+
+
+def last_sweep() -> SweepState | None:
+    """The recovery sweep's record (None before any sweep finished)."""
+    return SweepState.objects.filter(name="recovery").first()
 
 
 def queue_lengths() -> list[dict[str, Any]]:

@@ -133,7 +133,10 @@ DEFAULT_TASK_QUEUE = env.str("ORCH_DEFAULT_TASK_QUEUE", default="default")
 TASK_LOG_FLUSH_SECONDS = env.float("ORCH_TASK_LOG_FLUSH_SECONDS", default=0.5)
 TASK_CANCEL_POLL_SECONDS = env.float("ORCH_TASK_CANCEL_POLL_SECONDS", default=0.5)
 TASK_CANCEL_GRACE_SECONDS = env.float("ORCH_TASK_CANCEL_GRACE_SECONDS", default=5.0)
+# Every agent tries the recovery sweep this often; one sweep per interval runs (a database lock).
 SWEEP_INTERVAL_SECONDS = env.float("ORCH_SWEEP_INTERVAL_SECONDS", default=5.0)
+# /api/status is `degraded` when no sweep finished within this long (no agent alive to run it).
+SWEEP_OVERDUE_SECONDS = env.float("ORCH_SWEEP_OVERDUE_SECONDS", default=SWEEP_INTERVAL_SECONDS * 3)
 # Celery's Django fixup closes the database connection after every task unless this is set; agents
 # instead keep it and let Django's CONN_MAX_AGE/health checks decide (see orchestrator.runs.tasks).
 CELERY_DB_REUSE_MAX = env.int("ORCH_CELERY_DB_REUSE_MAX", default=1000)

@@ -9,6 +9,8 @@ import pytest
 from django.utils import timezone
 
 from orchestrator.agents.models import Agent
+from orchestrator.system.services import sweep_state_record
+from shared.api.time import now_ms
 from tests.orchestrator.security.helpers import api_key_headers
 
 pytestmark = pytest.mark.django_db
@@ -34,6 +36,7 @@ def heartbeat(agent_id: str, *, age_seconds: float, queues=("default",), status=
 
 
 def test_status_fields_and_types(api):
+    sweep_state_record(at=now_ms(), by="a1@host")
     heartbeat("a1@host", age_seconds=1, queues=["default", "gpu"])
     heartbeat("a2@host", age_seconds=120)
     body = api.get("/api/status").json()
@@ -42,6 +45,7 @@ def test_status_fields_and_types(api):
     assert isinstance(body["uptime_seconds"], int) and body["uptime_seconds"] >= 0
     assert body["backend"]["type"] == "postgresql" and body["backend"]["status"] == "healthy"
     assert isinstance(body["backend"]["latency_ms"], float) and body["backend"]["latency_ms"] > 0
+    recovery = body["components"].pop("recovery")
     assert body["components"] == {
         "orchestrator": {"status": "healthy", "count": 1},
         "agents": {"status": "degraded", "count": 2, "active": 1, "inactive": 1},
@@ -54,6 +58,8 @@ def test_status_fields_and_types(api):
             "schedules": {"total": 0, "active": 0, "paused": 0},
         },
     }
+    assert set(recovery) == {"status", "reason", "last_sweep_at", "last_sweep_by", "period_seconds"}
+    assert recovery["status"] == "healthy" and recovery["last_sweep_by"] == "a1@host"
     assert body["queues"] == {
         "total_pending_tasks": 0,
         "queues": [{"name": "default", "length": 0}, {"name": "gpu", "length": 0}],
@@ -61,6 +67,7 @@ def test_status_fields_and_types(api):
 
 
 def test_status_with_only_healthy_agents_is_healthy(api):
+    sweep_state_record(at=now_ms(), by="a1@host")  # and recovery running
     heartbeat("a1@host", age_seconds=0)
     body = api.get("/api/status").json()
     assert body["status"] == "healthy"

@@ -1,5 +1,6 @@
 """Starts an agent: a Celery worker consuming the named task queues (and the control queue), with a
-heartbeat thread that upserts its row every AGENT_HEARTBEAT_SECONDS.
+heartbeat thread that upserts its row every AGENT_HEARTBEAT_SECONDS, and a recovery thread that
+runs the sweeper when no other process did within SWEEP_INTERVAL_SECONDS (no beat process needed).
 
 Agents ride out broker outages: the worker reconnects for as long as the broker stays away, running
 commands go on meanwhile, and should the worker still stop on an error of its own (not on a shutdown
@@ -17,6 +18,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from orchestrator.agents.heartbeat import Heartbeat, parse_tags
+from orchestrator.agents.sweeper import Sweeper
 from orchestrator.config.celery import app
 from orchestrator.schedules.loop import SchedulerLoop
 
@@ -62,6 +64,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--beat", action="store_true", help="also run the periodic scheduler (one per deployment)"
         )
+        parser.add_argument(
+            "--no-sweep", action="store_true", help="leave the recovery sweep to the other agents"
+        )
 
     def handle(self, *args, **options):
         queues = [q.strip() for q in options["queues"].split(",") if q.strip()]
@@ -95,6 +100,10 @@ class Command(BaseCommand):
             scheduler = SchedulerLoop(name=nodename)
             worker_shutdown.connect(scheduler.shutdown, weak=False)
             scheduler.start()
+        if not options["no_sweep"]:
+            sweeper = Sweeper(agent_id=nodename)
+            worker_shutdown.connect(sweeper.shutdown, weak=False)
+            sweeper.start()
         started = time.monotonic()
         app.worker_main(argv)
         code = exit_codes[-1] if exit_codes else None
