@@ -12,6 +12,7 @@ urlpatterns = [
     path("", include("casemgmt.workflows.urls")),
     path("", include("casemgmt.prompts.urls")),
     path("", include("casemgmt.connectors.urls")),
+    path("", include("casemgmt.dags.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
