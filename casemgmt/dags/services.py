@@ -18,6 +18,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from casemgmt.connectors.base import ConnectorError
 from casemgmt.connectors.crypto import UndecryptableConfig
@@ -198,7 +199,7 @@ def dag_runs_due() -> tuple[list[str], list[str]]:
     now = now_ms()
     retry_before = now - timedelta(seconds=settings.DAG_POLL_INTERVAL_SECONDS)
     scheduling = DagRun.objects.filter(status=DagRun.SCHEDULING, created_at__lte=retry_before)
-    waiting = DagRun.objects.filter(status=DagRun.WAITING, poll_after__lte=now)
+    waiting = DagRun.objects.filter(Q(poll_after__lte=now) | Q(deadline__lte=now), status=DagRun.WAITING)
     return (
         [str(pk) for pk in scheduling.values_list("pk", flat=True)[:500]],
         [str(pk) for pk in waiting.values_list("pk", flat=True)[:500]],

@@ -175,3 +175,21 @@ def test_cancelling_the_case_cancels_the_run(flow, stack):
     wait_for(lambda: stack.orch("GET", f"/api/runs/{dag_run.run_id}").json()["status"] == "cancelled",
              timeout=30, what="the run to be cancelled")  # fmt: skip
     assert CaseStep.objects.get(case_id=case["id"], step_id="run").status == "skipped"
+
+
+def test_timeout_cancels_the_run_and_fails_the_step(flow, stack):
+    suffix = uuid.uuid4().hex[:6]
+    put_dag(stack, f"long{suffix}", {f"l{suffix}": ("sleep 60", [])})
+    configure(flow, stack)
+    flow.workflow([dag_step(f"long{suffix}", timeoutSeconds=1, onFailure="escalate"), task_step("review")])
+    case = flow.case()
+    dag_run = wait_for(lambda: DagRun.objects.filter(step__case_id=case["id"], status="waiting").first())
+
+    def timed_out() -> CaseStep | None:
+        poll_dag_runs()  # what the beat runs
+        return CaseStep.objects.filter(case_id=case["id"], step_id="run", escalated=True).first()
+
+    step = wait_for(timed_out, timeout=30, interval=0.3, what="the timeout to fail the step")
+    assert step.error.startswith("timeout:") and step.result["status"] in ("pending", "running")
+    wait_for(lambda: stack.orch("GET", f"/api/runs/{dag_run.run_id}").json()["status"] == "cancelled",
+             timeout=30, what="the run to be cancelled")  # fmt: skip
