@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from uuid import UUID
 
 from django.db import transaction
@@ -31,5 +32,5 @@ class OrchestratorCallbackApi(APIView):
             body=request.body,
         )
         for dag_run_id in dag_run_ids:
-            transaction.on_commit(lambda pk=dag_run_id: tasks.enqueue_resolve(pk))
+            transaction.on_commit(partial(tasks.enqueue_resolve, dag_run_id))
         return Response({"applied": bool(dag_run_ids)})

@@ -9,6 +9,7 @@ configuration says where the orchestrator is (casemgmt/dags holds the machinery)
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
@@ -62,7 +63,7 @@ class DagStep:
     def halt(self, *, case: Case) -> None:
         """The case was closed or cancelled: its unfinished runs are cancelled after commit."""
         for dag_run_id in services.dag_runs_halted(case=case):
-            transaction.on_commit(lambda pk=dag_run_id: tasks.enqueue_cancel(pk))
+            transaction.on_commit(partial(tasks.enqueue_cancel, dag_run_id))
 
 
 register(DagStep())
