@@ -4,6 +4,7 @@ the case test database. Session-scoped: starting them is the slow part."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
@@ -74,6 +75,8 @@ def _ready(server: ServiceProcess, url: str) -> None:
 def stack(subprocess_env):
     orch_env = {
         "DJANGO_SETTINGS_MODULE": "orchestrator.config.settings.test",
+        # Its own Redis prefix: these agents never take task runs of an orchestrator suite's agents.
+        "TEST_RUN_TOKEN": f"{os.environ.get('TEST_RUN_TOKEN', '')}dags{uuid.uuid4().hex[:6]}",
         "ORCH_DATABASE_URL": _fresh_database(subprocess_env),
         "ORCH_WEBHOOK_ALLOW_PRIVATE_TARGETS": "1",
         "ORCH_AGENT_HEARTBEAT_SECONDS": "1",
