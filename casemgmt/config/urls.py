@@ -13,6 +13,7 @@ urlpatterns = [
     path("", include("casemgmt.prompts.urls")),
     path("", include("casemgmt.reports.urls")),
     path("", include("casemgmt.connectors.urls")),
+    path("", include("casemgmt.dags.urls")),
     path("", include("casemgmt.webhooks.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),

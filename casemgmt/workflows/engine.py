@@ -57,7 +57,16 @@ def workflow_start(*, case: Case, actor: User | str | None) -> None:
 
 def workflow_halt(*, case: Case, actor: User | str | None) -> None:
     """Closing or cancelling a case halts its workflow: no further activation, open tasks closed.
-    Decision: pending and active steps become `skipped` with the reason in `error`."""
+    Decision: pending and active steps become `skipped` with the reason in `error`. A step type
+    with outside work under way (a `dag` step's run) stops it through its `halt`."""
+    step_types.load()
+    active_types = set(
+        CaseStep.objects.filter(case=case, status=CaseStep.ACTIVE).values_list("type", flat=True)
+    )
+    for type_name in sorted(active_types):
+        halt = getattr(step_types.REGISTRY.get(type_name), "halt", None)
+        if halt is not None:
+            halt(case=case)
     CaseStep.objects.filter(case=case, status__in=(CaseStep.PENDING, CaseStep.ACTIVE)).update(
         status=CaseStep.SKIPPED, error=f"halted: case {case.status}"
     )

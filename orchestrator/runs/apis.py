@@ -6,14 +6,16 @@ import re
 from datetime import datetime
 from typing import Any
 
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from orchestrator.definitions.querying import page_of, paged, parse_bool
 from orchestrator.definitions.validation import ID_RE, PARAM_RE
-from orchestrator.runs import openapi, selectors, services
+from orchestrator.runs import logstream, openapi, selectors, services
 from orchestrator.runs.models import Run, TaskRun
 from orchestrator.runs.planning import ScheduleOptions
 from shared.api import errors
@@ -313,6 +315,25 @@ class TaskLogsApi(APIView):
         tr = selectors.task_run_get(task_run_id)
         lines, has_more = selectors.task_logs(task_run=tr, params=request.query_params)
         return Response(task_logs_out(tr, lines, has_more=has_more))
+
+
+class TaskLogStreamApi(APIView):
+    """Server-sent events of a task run's output as it is written (see runs/logstream.py); the
+    same role as the logs endpoint. Resumes after `Last-Event-ID` (or `?after=<id>`)."""
+
+    renderer_classes = [JSONRenderer, logstream.EventStreamRenderer]
+
+    @extend_schema(responses={(200, "text/event-stream"): str})
+    def get(self, request: Request, task_run_id: str) -> StreamingHttpResponse:
+        tr = selectors.task_run_get(task_run_id)
+        raw_after = request.headers.get("Last-Event-ID") or request.query_params.get("after") or "0"
+        if not raw_after.isdigit() or len(raw_after) > 18:
+            raise errors.ValidationFailed("after (or Last-Event-ID) must be a line id", field="after")
+        stream = logstream.follow(tr.id, after_id=int(raw_after), limits=logstream.Limits.from_settings())
+        response = StreamingHttpResponse(stream, content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # nginx: pass events on as they come
+        return response
 
 
 class QueueListApi(APIView):

@@ -43,7 +43,12 @@ def retry_delay(attempt: int) -> float:
 
 
 def build_headers(delivery: Delivery, body: bytes) -> dict[str, str]:
+    """`X-Service-Signature` signs the body alone; `X-Service-Signature-Timestamped` signs
+    `<X-Service-Timestamp>.<body>`, so a receiver that checks the timestamp window knows the
+    timestamp is ours (a captured delivery cannot be replayed later under a fresh timestamp)."""
     webhook = delivery.webhook
+    secret = crypto.decrypt_text(webhook.secret_encrypted)
+    timestamp = str(int(time.time()))
     headers = dict(crypto.decrypt_json(webhook.headers_encrypted))
     headers.update(
         {
@@ -51,8 +56,9 @@ def build_headers(delivery: Delivery, body: bytes) -> dict[str, str]:
             "User-Agent": USER_AGENT,
             "X-Service-Event": delivery.event.type,
             "X-Service-Delivery": str(delivery.id),
-            "X-Service-Timestamp": str(int(time.time())),
-            "X-Service-Signature": signature(crypto.decrypt_text(webhook.secret_encrypted), body),
+            "X-Service-Timestamp": timestamp,
+            "X-Service-Signature": signature(secret, body),
+            "X-Service-Signature-Timestamped": signature(secret, timestamp.encode() + b"." + body),
         }
     )
     return headers

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "casemgmt.prompts",
     "casemgmt.reports",
     "casemgmt.connectors",
+    "casemgmt.dags",
     "casemgmt.vault",
     "casemgmt.webhooks",
     "casemgmt.notifications",
@@ -176,7 +177,16 @@ LLM_RETRY_BASE_SECONDS = env.float("CASE_LLM_RETRY_BASE_SECONDS", default=1.0)
 LLM_RETRY_MAX_SECONDS = env.float("CASE_LLM_RETRY_MAX_SECONDS", default=60.0)
 WORKFLOW_AGENT_QUEUE = env.str("CASE_WORKFLOW_AGENT_QUEUE", default=CELERY_DEFAULT_QUEUE)
 WORKFLOW_SLA_SCAN_SECONDS = env.float("CASE_WORKFLOW_SLA_SCAN_SECONDS", default=60.0)
+# `dag` steps: the queue their calls to the orchestrator run on; how long a run may go without a
+# callback before the poll asks the orchestrator, and then how often; how far a callback's signed
+# timestamp may be from now (older or newer callbacks are refused).
+DAG_QUEUE = env.str("CASE_DAG_QUEUE", default=CELERY_DEFAULT_QUEUE)
+DAG_POLL_AFTER_SECONDS = env.float("CASE_DAG_POLL_AFTER_SECONDS", default=300.0)
+DAG_POLL_INTERVAL_SECONDS = env.float("CASE_DAG_POLL_INTERVAL_SECONDS", default=60.0)
+DAG_POLL_SCAN_SECONDS = env.float("CASE_DAG_POLL_SCAN_SECONDS", default=30.0)
+DAG_CALLBACK_WINDOW_SECONDS = env.int("CASE_DAG_CALLBACK_WINDOW_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE = {
+    "dags-poll-runs": {"task": "casemgmt.dags.poll_dag_runs", "schedule": DAG_POLL_SCAN_SECONDS},
     "workflows-escalate-overdue-tasks": {
         "task": "casemgmt.workflows.escalate_overdue_tasks",
         "schedule": WORKFLOW_SLA_SCAN_SECONDS,

@@ -131,6 +131,11 @@ AGENT_RESTART_MIN_UPTIME_SECONDS = env.float("ORCH_AGENT_RESTART_MIN_UPTIME_SECO
 TASK_LOG_MAX_BYTES = env.int("ORCH_TASK_LOG_MAX_BYTES", default=1024 * 1024)
 DEFAULT_TASK_QUEUE = env.str("ORCH_DEFAULT_TASK_QUEUE", default="default")
 TASK_LOG_FLUSH_SECONDS = env.float("ORCH_TASK_LOG_FLUSH_SECONDS", default=0.5)
+# Following a task run's output (GET /api/tasks/{id}/logs/stream): bytes per second and per
+# connection sent to one follower, and how often the stream looks for new lines.
+LOG_STREAM_BYTES_PER_SECOND = env.int("ORCH_LOG_STREAM_BYTES_PER_SECOND", default=64 * 1024)
+LOG_STREAM_MAX_BYTES = env.int("ORCH_LOG_STREAM_MAX_BYTES", default=8 * 1024 * 1024)
+LOG_STREAM_POLL_SECONDS = env.float("ORCH_LOG_STREAM_POLL_SECONDS", default=0.3)
 TASK_CANCEL_POLL_SECONDS = env.float("ORCH_TASK_CANCEL_POLL_SECONDS", default=0.5)
 TASK_CANCEL_GRACE_SECONDS = env.float("ORCH_TASK_CANCEL_GRACE_SECONDS", default=5.0)
 # Every agent tries the recovery sweep this often; one sweep per interval runs (a database lock).

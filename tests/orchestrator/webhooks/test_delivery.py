@@ -73,6 +73,8 @@ def test_delivery_payload_headers_and_signature(api, control_worker):
         assert request.headers["Content-Type"] == "application/json"
         assert request.headers["X-Service-Event"] == "task.failed"
         assert int(request.headers["X-Service-Timestamp"]) > 1_700_000_000
+        signed = request.headers["X-Service-Timestamp"].encode() + b"." + request.body
+        assert request.headers["X-Service-Signature-Timestamped"] == expected_signature(signed)
         delivery = wait_for(
             lambda: Delivery.objects.filter(event=event, status="succeeded").first(), what="recorded"
         )

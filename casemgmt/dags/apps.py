@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DagsConfig(AppConfig):
+    name = "casemgmt.dags"
+    label = "dags"
