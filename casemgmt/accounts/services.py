@@ -20,7 +20,7 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from casemgmt.accounts import lockout
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.selectors import preferences_of
-from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, jwt_config
+from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, revoke
 from casemgmt.audit.services import mark_actor_events_deleted, record
 from casemgmt.tenancy.models import Tenant
 from casemgmt.workflows.services import tasks_release_for_user
@@ -46,7 +46,7 @@ def auth_login(*, email: str, password: str, ip: str | None = None) -> tuple[tok
 
 def auth_logout(*, claims: dict[str, Any] | None) -> None:
     if claims:
-        tokens.revoke(jwt_config(), claims)
+        revoke(claims)
 
 
 def _validated_password(password: str, *, user: User, field: str) -> str:

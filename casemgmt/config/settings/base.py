@@ -151,6 +151,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "casemgmt.workflows.escalate_overdue_tasks",
         "schedule": WORKFLOW_SLA_SCAN_SECONDS,
     },
+    "accounts-purge-expired-security-state": {
+        "task": "casemgmt.accounts.purge_expired_security_state",
+        "schedule": 3600,
+    },
 }
 
 # A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow
