@@ -147,6 +147,9 @@ class RevokedToken(models.Model):
     jti = models.CharField(max_length=64, primary_key=True)
     expires_at = models.DateTimeField(db_index=True)
 
+    def __str__(self) -> str:
+        return self.jti
+
 
 class LoginThrottle(models.Model):
     """Failed logins of one subject (a hashed email or a client IP) in a fixed window that starts
@@ -155,3 +158,6 @@ class LoginThrottle(models.Model):
     key = models.CharField(max_length=255, primary_key=True)
     failures = models.PositiveIntegerField(default=0)
     window_ends_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.key
