@@ -29,6 +29,9 @@ class JWTConfig:
     verifying_key: str | None = None
     lifetime: timedelta = timedelta(hours=1)
     leeway: int = 0
+    # The `token_type` every accepted token must carry; None accepts tokens without one (an outside
+    # issuer that does not set it).
+    token_type: str | None = "access"
     # Answers whether a jti has been revoked; None when the service never revokes tokens.
     is_revoked: Callable[[str], bool] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -80,8 +83,12 @@ def verify(config: JWTConfig, token: str) -> dict[str, Any]:
     except TokenBackendError:
         raise errors.NotAuthenticated("Token is invalid or expired.") from None
     jti = claims.get("jti")
-    if not jti or not claims.get("sub"):
+    # The signature library checks exp and iat only when present: a signed token without an expiry
+    # would be valid forever, so every claim an issued token carries is required.
+    if not jti or not claims.get("sub") or "exp" not in claims or "iat" not in claims:
         raise errors.NotAuthenticated("Token is missing required claims.")
+    if config.token_type is not None and claims.get("token_type") != config.token_type:
+        raise errors.NotAuthenticated("Token is not an access token.")
     if config.is_revoked is not None and config.is_revoked(jti):
         raise errors.NotAuthenticated("Token has been revoked.")
     return claims
