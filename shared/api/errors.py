@@ -109,6 +109,12 @@ class InvalidState(Conflict):
     default_message = "The resource is not in a state that allows this operation."
 
 
+class IdempotencyKeyReused(ApplicationError):
+    status_code = 422
+    code = "idempotency_key_reused"
+    default_message = "This Idempotency-Key was already used with a different request."
+
+
 class PayloadTooLarge(ApplicationError):
     status_code = 413
     code = "payload_too_large"
