@@ -143,6 +143,12 @@ class NotReady(ApplicationError):
     default_message = "Service not ready."
 
 
+class ServiceUnavailable(ApplicationError):
+    status_code = 503
+    code = "service_unavailable"
+    default_message = "A backing service is unavailable; try again later."
+
+
 class NotConfigured(ApplicationError):
     status_code = 503
     code = "not_configured"
