@@ -21,6 +21,25 @@ redis_up() {
   else (exec 3<>"/dev/tcp/$REDIS_HOST/$REDIS_PORT") 2>/dev/null; fi
 }
 
+# The vault types uploads from their bytes with libmagic (python-magic loads it at import).
+if ! ldconfig -p 2>/dev/null | grep -q 'libmagic\.so\.1' && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "Installing libmagic..."
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libmagic1 >/dev/null
+fi
+
+# The backup and restore commands (and their tests) run pg_dump, pg_restore and psql.
+# The PDF connector lays out HTML with WeasyPrint, which loads Pango (and HarfBuzz) at import.
+if ! ldconfig -p 2>/dev/null | grep -q 'libpango-1\.0\.so\.0' && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "Installing Pango for WeasyPrint..."
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpango-1.0-0 libpangoft2-1.0-0 \
+    libharfbuzz0b fonts-dejavu-core >/dev/null
+fi
+
+if ! command -v pg_dump >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "Installing the PostgreSQL client tools..."
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client >/dev/null
+fi
+
 if ! pg_up; then
   if command -v pg_ctlcluster >/dev/null && ls /etc/postgresql >/dev/null 2>&1; then
     echo "Starting PostgreSQL..."

@@ -13,6 +13,7 @@ from django.utils import timezone
 from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import check_schema, data_changes, merge_patch, search_text, validate_data
 from casemgmt.cases.models import Case, CaseCounter, CaseType
+from casemgmt.connectors.events import case_event_webhooks
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.tenancy.selectors import default_sla_hours
 from casemgmt.workflows.engine import workflow_halt, workflow_start
@@ -185,6 +186,7 @@ def case_create(
     )
     if workflow is not None:
         workflow_start(case=case, actor=user)
+    case_event_webhooks(case=case, event="case:created")
     return case
 
 
@@ -233,6 +235,7 @@ def case_update_data(*, user: User, case: Case, patch: dict[str, Any], expected_
         resource=f"cases/{case.id}",
         changes={**changes, "version": case.version},
     )
+    case_event_webhooks(case=case, event="case:updated")
     _announce(case, user)
     return case
 
@@ -265,6 +268,7 @@ def _finish(*, user: User, case: Case, status: str, action: str, reason: str, ou
         },
     )
     workflow_halt(case=case, actor=user)
+    case_event_webhooks(case=case, event=action)
     _announce(case, user, status=status)
     return case
 

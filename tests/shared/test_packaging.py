@@ -32,6 +32,7 @@ PRODUCTION_ENV = {
         "CASE_ALLOWED_HOSTS": "cases.example.com",
         "CASE_DATABASE_URL": "postgres://case@127.0.0.1:1/case",
         "CASE_REDIS_URL": "redis://127.0.0.1:1",
+        "CASE_FIELD_ENCRYPTION_KEYS": "bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ=",
     },
     "orchestrator": {
         "ORCH_SECRET_KEY": "placeholder",

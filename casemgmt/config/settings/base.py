@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -31,6 +32,8 @@ INSTALLED_APPS = [
     "casemgmt.cases",
     "casemgmt.workflows",
     "casemgmt.prompts",
+    "casemgmt.connectors",
+    "casemgmt.vault",
     "casemgmt.ops",
     "casemgmt.realtime",
 ]
@@ -136,6 +139,30 @@ EMAIL_TIMEOUT = env.int("CASE_EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("CASE_DEFAULT_FROM_EMAIL", default="no-reply@casemgmt.local")
 PUBLIC_BASE_URL = env.str("CASE_PUBLIC_BASE_URL", default="http://localhost:8000")
 
+# Fernet keys for connector credentials at rest (comma-separated; the first encrypts, all decrypt,
+# so a key is rotated by putting a new one first). Required in production.
+FIELD_ENCRYPTION_KEYS = env.list("CASE_FIELD_ENCRYPTION_KEYS", default=[])
+
+# Connectors: outbound calls (SSRF allow-list, timeouts, response cap), retries and their queue.
+# Hosts (exact names, `*.example.com`, addresses or CIDR networks) connectors may reach even though
+# they resolve to loopback, private or link-local addresses. Metadata addresses stay refused.
+CONNECTOR_ALLOWED_HOSTS = env.list("CASE_CONNECTOR_ALLOWED_HOSTS", default=[])
+CONNECTOR_TIMEOUT_SECONDS = env.float("CASE_CONNECTOR_TIMEOUT_SECONDS", default=10.0)
+CONNECTOR_MAX_TIMEOUT_SECONDS = env.float("CASE_CONNECTOR_MAX_TIMEOUT_SECONDS", default=60.0)
+CONNECTOR_MAX_RESPONSE_BYTES = env.int("CASE_CONNECTOR_MAX_RESPONSE_BYTES", default=1024 * 1024)
+# Retries after the first attempt of a connector step or outbound delivery (a step's `retries`
+# overrides it); the waits double from the base up to the cap.
+CONNECTOR_RETRIES = env.int("CASE_CONNECTOR_RETRIES", default=3)
+CONNECTOR_RETRY_BASE_SECONDS = env.float("CASE_CONNECTOR_RETRY_BASE_SECONDS", default=1.0)
+CONNECTOR_RETRY_MAX_SECONDS = env.float("CASE_CONNECTOR_RETRY_MAX_SECONDS", default=60.0)
+CONNECTOR_QUEUE = env.str("CASE_CONNECTOR_QUEUE", default=CELERY_DEFAULT_QUEUE)
+# How long one attempt may run before the sweep counts its worker as lost and starts the next
+# attempt: keep it above the longest call (six redirect hops at the maximum timeout).
+CONNECTOR_ATTEMPT_LEASE_SECONDS = env.float(
+    "CASE_CONNECTOR_ATTEMPT_LEASE_SECONDS", default=6 * CONNECTOR_MAX_TIMEOUT_SECONDS + 30
+)
+CONNECTOR_SWEEP_SECONDS = env.float("CASE_CONNECTOR_SWEEP_SECONDS", default=30.0)
+
 LLM_BASE_URL = env.str("CASE_LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("CASE_LLM_API_KEY", default="")
 LLM_MODEL = env.str("CASE_LLM_MODEL", default="")
@@ -155,6 +182,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "casemgmt.accounts.purge_expired_security_state",
         "schedule": 3600,
     },
+    "connectors-sweep-deliveries": {
+        "task": "casemgmt.connectors.sweep_deliveries",
+        "schedule": CONNECTOR_SWEEP_SECONDS,
+    },
 }
 
 # A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow
@@ -165,6 +196,65 @@ if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
 
+# Document vault: blobs stored once per SHA-256 of their bytes, on the filesystem (default) or in an
+# S3-compatible bucket.
+VAULT_MAX_UPLOAD_BYTES = env.int("CASE_VAULT_MAX_UPLOAD_BYTES", default=25 * 1024 * 1024)
+VAULT_SIGNED_URL_SECONDS = env.int("CASE_VAULT_SIGNED_URL_SECONDS", default=15 * 60)
+VAULT_STORAGE = env.str("CASE_VAULT_STORAGE", default="filesystem")
+VAULT_ROOT = Path(env.str("CASE_VAULT_ROOT", default=str(VAR_DIR / "vault")))
+VAULT_S3_BUCKET = env.str("CASE_VAULT_S3_BUCKET", default="")
+VAULT_S3_ENDPOINT_URL = env.str("CASE_VAULT_S3_ENDPOINT_URL", default="") or None
+VAULT_S3_REGION = env.str("CASE_VAULT_S3_REGION", default="") or None
+VAULT_S3_ACCESS_KEY_ID = env.str("CASE_VAULT_S3_ACCESS_KEY_ID", default="") or None
+VAULT_S3_SECRET_ACCESS_KEY = env.str("CASE_VAULT_S3_SECRET_ACCESS_KEY", default="") or None
+VAULT_S3_ADDRESSING_STYLE = env.str("CASE_VAULT_S3_ADDRESSING_STYLE", default="") or None
+VAULT_STORAGE_BACKEND: dict[str, Any]
+if VAULT_STORAGE == "filesystem":
+    VAULT_STORAGE_BACKEND = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(VAULT_ROOT), "file_permissions_mode": 0o640},
+    }
+elif VAULT_STORAGE == "s3":
+    if not VAULT_S3_BUCKET:
+        raise ImproperlyConfigured("CASE_VAULT_S3_BUCKET must be set when CASE_VAULT_STORAGE is s3")
+    VAULT_STORAGE_BACKEND = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": VAULT_S3_BUCKET,
+            "endpoint_url": VAULT_S3_ENDPOINT_URL,
+            "region_name": VAULT_S3_REGION,
+            "access_key": VAULT_S3_ACCESS_KEY_ID,
+            "secret_key": VAULT_S3_SECRET_ACCESS_KEY,
+            "addressing_style": VAULT_S3_ADDRESSING_STYLE,
+            "signature_version": "s3v4",
+            "default_acl": None,
+            "file_overwrite": True,  # content-addressed: the same name always holds the same bytes
+            "querystring_auth": True,
+            "querystring_expire": VAULT_SIGNED_URL_SECONDS,
+        },
+    }
+else:
+    raise ImproperlyConfigured("CASE_VAULT_STORAGE must be filesystem or s3")
+# Erasure jobs: a job whose heartbeat is older than the lease is presumed abandoned (its worker died)
+# and claimed again by the scan; after ERASURE_MAX_ATTEMPTS claims it is marked failed.
+ERASURE_QUEUE = env.str("CASE_ERASURE_QUEUE", default=CELERY_DEFAULT_QUEUE)
+ERASURE_LEASE_SECONDS = env.int("CASE_ERASURE_LEASE_SECONDS", default=300)
+ERASURE_MAX_ATTEMPTS = env.int("CASE_ERASURE_MAX_ATTEMPTS", default=5)
+ERASURE_RESUME_SCAN_SECONDS = env.float("CASE_ERASURE_RESUME_SCAN_SECONDS", default=60.0)
+CELERY_BEAT_SCHEDULE["vault-resume-erasures"] = {
+    "task": "casemgmt.vault.resume_erasures",
+    "schedule": ERASURE_RESUME_SCAN_SECONDS,
+    "options": {"queue": ERASURE_QUEUE},
+}
+STORAGES: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "vault": VAULT_STORAGE_BACKEND,
+}
+# `restore` also loads the dump into this empty database when set (or given as --database-url); the
+# URL may carry a password, so an environment variable keeps it off command lines.
+RESTORE_DATABASE_URL = env.str("CASE_RESTORE_DATABASE_URL", default="")
+
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -174,4 +264,7 @@ STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("CASE_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 LOGGING = conf.logging_config(env.str("CASE_LOG_LEVEL", default="INFO"))
+# urllib3 logs request lines (URL with its query) at DEBUG; connector URLs may carry credentials
+# (webhook URLs, tokens in queries), and connectors log their calls themselves, redacted.
+LOGGING["loggers"]["urllib3"] = {"level": "WARNING"}
 PROMETHEUS_METRIC_NAMESPACE = ""

@@ -1,7 +1,7 @@
 """Embedded default: SQLite, filesystem broker, file cache, in-memory channels. No servers needed."""
 
 from .base import *  # noqa: F401,F403
-from .base import JWT, SECRET_KEY, VAR_DIR, env
+from .base import FIELD_ENCRYPTION_KEYS, JWT, SECRET_KEY, VAR_DIR, env
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 # DEBUG stays off even here: unknown routes must answer our JSON 404 error body, not Django's
@@ -12,3 +12,6 @@ if not SECRET_KEY:
     SECRET_KEY = "local-development-only-not-secret"  # noqa: S105 - embedded default, never production
     JWT["SIGNING_KEY"] = SECRET_KEY
 EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+if not FIELD_ENCRYPTION_KEYS:
+    # Embedded default only: connector configurations stored locally are not protected by it.
+    FIELD_ENCRYPTION_KEYS = ["bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ="]

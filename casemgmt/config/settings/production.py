@@ -5,7 +5,7 @@ from shared import conf
 from .base import *  # noqa: F401,F403
 from .base import DATABASES, env
 
-conf.require_production(globals(), "CASE")
+conf.require_production(globals(), "CASE", required=("FIELD_ENCRYPTION_KEYS",))
 
 SESSION_COOKIE_SECURE = env.bool("CASE_SECURE_COOKIES", default=True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

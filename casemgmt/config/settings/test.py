@@ -10,8 +10,13 @@ from .base import env  # noqa: E402
 
 SECRET_KEY = env.str("CASE_SECRET_KEY", default="test-secret-key-not-for-production")
 JWT["SIGNING_KEY"] = SECRET_KEY  # noqa: F405
+FIELD_ENCRYPTION_KEYS = ["dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE="]
 # Overridable so a worker subprocess can send to a real local SMTP server in tests.
 EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends.locmem.EmailBackend")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; hashing is Django's
 MEDIA_ROOT = VAR_DIR / "test-media" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")  # noqa: F405
 DEBUG = False
+if VAULT_STORAGE == "filesystem":  # noqa: F405 - each xdist worker keeps its own blobs
+    STORAGES["vault"]["OPTIONS"]["location"] = str(  # noqa: F405
+        VAR_DIR / "test-vault" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")  # noqa: F405
+    )

@@ -161,6 +161,9 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": SWEEP_INTERVAL_SECONDS * 2},
     },
 }
+# `restore` also loads the dump into this empty database when set (or given as --database-url); the
+# URL may carry a password, so an environment variable keeps it off command lines.
+RESTORE_DATABASE_URL = env.str("ORCH_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
