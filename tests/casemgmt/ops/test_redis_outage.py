@@ -1,6 +1,6 @@
 """While Redis (cache, channel layer and broker) is down, the case service under daphne never
 answers 500: authentication and logout work from the database, and a write either happens in full
-(its WebSocket broadcast and queued work are left to the periodic sweeps) or is refused."""
+(its WebSocket broadcast and queued work are left to the periodic scans) or is refused."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from casemgmt.accounts.models import User
 from casemgmt.cases.models import Case
+from casemgmt.vault.models import Erasure
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
 from tests.casemgmt.workflows.conftest import Flow, ok, task_step
@@ -84,6 +85,11 @@ def test_no_500_while_redis_is_down(service, redis_server, api, admin_user):
         answers["principal"] = http.post(
             "/admin/principals", headers=auth, json={"email": email, "displayName": "N", "roles": ["viewer"]}
         )
+        # An erasure job: its worker message is queued on commit.
+        subject = answers["principal"].json().get("id") if answers["principal"].status_code == 201 else None
+        answers["erasure"] = http.post(
+            "/admin/erasure", headers=auth, json={"userId": subject, "reason": "outage test"}
+        )
         answers["bad-login"] = http.post("/auth/login", json={"email": email, "password": "wrong-password-1"})
         answers["logout"] = http.post("/auth/logout", headers=auth)
         answers["after-logout"] = http.get("/auth/preferences", headers=auth)
@@ -102,3 +108,5 @@ def test_no_500_while_redis_is_down(service, redis_server, api, admin_user):
     assert CaseStep.objects.get(case=case, step_id="summary").status == "active"
     assert statuses["principal"] == 201, answers["principal"].text
     assert User.objects.filter(email=email).exists()
+    assert statuses["erasure"] == 202, answers["erasure"].text
+    assert Erasure.objects.filter(id=answers["erasure"].json()["id"]).exists()
