@@ -76,7 +76,9 @@ def _buffered_body_size(request: HttpRequest) -> int:
     # Under ASGI the request reads from a seekable file holding the entire body; under WSGI the
     # stream is the socket, whose length without Content-Length is unknown, so nothing changes there.
     stream = getattr(request, "_stream", None)
-    if getattr(request, "_read_started", True) or not hasattr(stream, "seekable") or not stream.seekable():
+    if stream is None or getattr(request, "_read_started", True):
+        return 0
+    if not hasattr(stream, "seekable") or not stream.seekable():
         return 0
     start = stream.tell()
     size = stream.seek(0, 2) - start
