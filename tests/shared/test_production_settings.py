@@ -27,7 +27,8 @@ def complete_env(prefix: str) -> dict[str, str]:
         f"{prefix}_DATABASE_URL": "postgres://postgres@127.0.0.1:5432/unused",
         f"{prefix}_ALLOWED_HOSTS": "service.example.com",
     }
-    # Orchestrator webhook secrets and case-service connector credentials are encrypted at rest.
+    # Both services encrypt at rest: the orchestrator its webhook secrets, the case service its
+    # connector credentials and inbound webhook secrets.
     env[f"{prefix}_FIELD_ENCRYPTION_KEYS"] = Fernet.generate_key().decode()
     return env
 
@@ -45,7 +46,7 @@ def test_complete_environment_boots_on_postgresql(prefix):
 
 
 @pytest.mark.parametrize(
-    ("prefix", "missing"), [*REQUIRED, ("ORCH", "FIELD_ENCRYPTION_KEYS"), ("CASE", "FIELD_ENCRYPTION_KEYS")]
+    ("prefix", "missing"), [*REQUIRED, ("CASE", "FIELD_ENCRYPTION_KEYS"), ("ORCH", "FIELD_ENCRYPTION_KEYS")]
 )
 def test_missing_setting_stops_the_process(prefix, missing):
     env = complete_env(prefix)

@@ -32,8 +32,11 @@ INSTALLED_APPS = [
     "casemgmt.cases",
     "casemgmt.workflows",
     "casemgmt.prompts",
+    "casemgmt.reports",
     "casemgmt.connectors",
     "casemgmt.vault",
+    "casemgmt.webhooks",
+    "casemgmt.notifications",
     "casemgmt.ops",
     "casemgmt.realtime",
 ]
@@ -188,13 +191,30 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Task notification emails (assigned, escalated, SLA passed): the queue they are sent from, and how
+# often (and after how long) rows still pending are handed to a worker again.
+NOTIFICATIONS_QUEUE = env.str("CASE_NOTIFICATIONS_QUEUE", default=CELERY_DEFAULT_QUEUE)
+NOTIFICATIONS_SCAN_SECONDS = env.float("CASE_NOTIFICATIONS_SCAN_SECONDS", default=300.0)
+CELERY_BEAT_SCHEDULE["notifications-send-pending"] = {
+    "task": "casemgmt.notifications.send_pending_notifications",
+    "schedule": NOTIFICATIONS_SCAN_SECONDS,
+}
+
 # A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow
 # nor its tenant's own default sets them (1..87600).
 CASE_DEFAULT_SLA_HOURS = env.int("CASE_DEFAULT_SLA_HOURS", default=72)
 if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
     raise ImproperlyConfigured("CASE_DEFAULT_SLA_HOURS must be a whole number of hours from 1 to 87600.")
 
+# Report queries: the PostgreSQL role they run as (only SELECT on the reporting views; empty: no
+# role switch), their statement timeout and the most rows one answers.
+REPORTS_DB_ROLE = env.str("CASE_REPORTS_DB_ROLE", default="casemgmt_report_reader")
+REPORTS_STATEMENT_TIMEOUT_MS = env.int("CASE_REPORTS_STATEMENT_TIMEOUT_MS", default=5000)
+REPORTS_ROW_CAP = env.int("CASE_REPORTS_ROW_CAP", default=10_000)
+
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
+# Largest body an inbound webhook delivery may carry; larger: 413.
+WEBHOOK_MAX_BODY_BYTES = env.int("CASE_WEBHOOK_MAX_BODY_BYTES", default=1024 * 1024)
 
 # Document vault: blobs stored once per SHA-256 of their bytes, on the filesystem (default) or in an
 # S3-compatible bucket.

@@ -11,6 +11,8 @@ SERVE_STATIC = True
 if not SECRET_KEY:
     SECRET_KEY = "local-development-only-not-secret"  # noqa: S105 - embedded default, never production
     JWT["SIGNING_KEY"] = SECRET_KEY
+if not FIELD_ENCRYPTION_KEYS:
+    FIELD_ENCRYPTION_KEYS = ["bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ="]  # embedded default only
 EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 if not FIELD_ENCRYPTION_KEYS:
     # Embedded default only: connector configurations stored locally are not protected by it.

@@ -5,6 +5,7 @@ from shared import conf
 from .base import *  # noqa: F401,F403
 from .base import DATABASES, env
 
+# Connector credentials and inbound webhook secrets are encrypted with these keys.
 conf.require_production(globals(), "CASE", required=("FIELD_ENCRYPTION_KEYS",))
 
 SESSION_COOKIE_SECURE = env.bool("CASE_SECURE_COOKIES", default=True)

@@ -16,6 +16,8 @@ from casemgmt.accounts.models import User
 from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import UNUSABLE_SCHEMA_ERRORS, draft7_validator, unusable_reason
 from casemgmt.cases.models import Case
+from casemgmt.notifications.models import Notification
+from casemgmt.notifications.services import task_notify
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.engine import workflow_advance
@@ -71,6 +73,7 @@ def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: 
     if assignee is not None:
         task_audit(row, actor, "task:assigned", {"assignedTo": str(assignee.id)})
         _announce_assignment(row)
+        task_notify(row=row, event=Notification.ASSIGNED, recipient=assignee, actor=actor)
 
 
 def locked_task(*, user: User, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
@@ -208,6 +211,7 @@ def task_reassign(*, user: User, case_id: Any, step_id: str, assign_to: Any) -> 
         {"assignedTo": {"before": _str(before), "after": str(assignee.id)}},
     )
     _announce_assignment(row)
+    task_notify(row=row, event=Notification.ASSIGNED, recipient=assignee, actor=str(user.id))
     return row
 
 
@@ -235,6 +239,7 @@ def _mark_escalated(row: CaseStep, *, actor: str, reason: str, target: User | No
     )
     if target is not None:
         _announce_assignment(row)
+        task_notify(row=row, event=Notification.ESCALATED, recipient=target, actor=actor)
     return True
 
 
@@ -267,8 +272,13 @@ def tasks_escalate_overdue(*, now: datetime | None = None) -> int:
     escalated = 0
     for pk in list(overdue[:1000]):
         with transaction.atomic():
-            row = CaseStep.objects.get(pk=pk)
-            escalated += _mark_escalated(row, actor="system", reason=SLA_REASON, target=None)
+            row = CaseStep.objects.select_related("assigned_to").get(pk=pk)
+            if _mark_escalated(row, actor="system", reason=SLA_REASON, target=None):
+                escalated += 1
+                # The person holding the task hears that it passed its due time.
+                task_notify(
+                    row=row, event=Notification.SLA_BREACHED, recipient=row.assigned_to, actor="system"
+                )
     return escalated
 
 
@@ -301,5 +311,6 @@ def tasks_release_for_user(*, user: User, actor: User | str | None) -> int:
             },
         )
         _announce_assignment(row)
+        task_notify(row=row, event=Notification.ASSIGNED, recipient=target, actor=actor_str)
         count += 1
     return count

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class NotificationsConfig(AppConfig):
+    name = "casemgmt.notifications"
+    label = "notifications"

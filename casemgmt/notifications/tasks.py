@@ -1,0 +1,31 @@
+"""Celery tasks of the notifications app: ids in, idempotent through the row's status."""
+
+from __future__ import annotations
+
+import smtplib
+
+from celery import shared_task
+from django.conf import settings
+
+from casemgmt.notifications.services import NotificationRetry, notification_send, notifications_pending
+
+
+@shared_task(
+    name="casemgmt.notifications.send_notification",
+    ignore_result=True,
+    autoretry_for=(smtplib.SMTPException, OSError, NotificationRetry),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def send_notification(notification_id: int) -> str:
+    return notification_send(notification_id=notification_id)
+
+
+@shared_task(name="casemgmt.notifications.send_pending_notifications", ignore_result=True)
+def send_pending_notifications() -> int:
+    """The periodic scan: re-sends jobs for rows still pending well after they were written."""
+    pending = notifications_pending(older_than_seconds=settings.NOTIFICATIONS_SCAN_SECONDS)
+    for notification_id in pending:
+        send_notification.apply_async(args=[notification_id], queue=settings.NOTIFICATIONS_QUEUE)
+    return len(pending)

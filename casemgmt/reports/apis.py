@@ -1,0 +1,206 @@
+"""Report endpoints. Every one needs `reports:read`, saved-report writes included (the permission
+the interface names for them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casemgmt.cases.models import Case
+from casemgmt.cases.selectors import Dashboard, case_dashboard
+from casemgmt.reports import openapi, selectors, services
+from casemgmt.reports.models import Report
+from casemgmt.reports.sqlcheck import MAX_QUERY_CHARS
+from shared.api.fields import StrictCharField
+from shared.api.pagination import get_page
+from shared.api.time import iso, parse_iso
+
+
+def dashboard_out(dashboard: Dashboard) -> dict[str, Any]:
+    return {
+        "totalActive": dashboard.by_status[Case.ACTIVE],
+        "totalClosed": dashboard.by_status[Case.CLOSED],
+        "avgResolutionTime": dashboard.avg_resolution_seconds,
+        "slaComplianceRate": dashboard.sla_compliance_rate,
+        "byStatus": dashboard.by_status,
+        "byType": dashboard.by_type,
+    }
+
+
+def period_out(period: selectors.Period) -> str:
+    return f"{iso(period.start)}/{iso(period.end)}"
+
+
+def summary_out(summary: selectors.Summary, period: selectors.Period) -> dict[str, Any]:
+    return {
+        "period": period_out(period),
+        "totalCases": summary.total,
+        "byStatus": summary.by_status,
+        "avgResolutionTime": summary.avg_resolution_seconds,
+        "slaComplianceRate": summary.sla_compliance_rate,
+    }
+
+
+def sla_compliance_out(sla: selectors.SlaCompliance, period: selectors.Period) -> dict[str, Any]:
+    return {
+        "period": period_out(period),
+        "onTimeCount": sla.on_time,
+        "breachedCount": sla.breached,
+        "complianceRate": sla.compliance_rate,
+        "avgBreachTime": sla.avg_breach_seconds,
+    }
+
+
+def report_out(report: Report) -> dict[str, Any]:
+    return {
+        "id": str(report.id),
+        "name": report.name,
+        "query": report.query,
+        "createdBy": str(report.created_by_id) if report.created_by_id else None,
+        "createdAt": iso(report.created_at),
+        "updatedAt": iso(report.updated_at),
+    }
+
+
+def run_out(run: services.Run) -> dict[str, Any]:
+    return {
+        "reportId": str(run.report.id),
+        "executedAt": iso(run.executed_at),
+        "rowCount": len(run.result.rows),
+        "truncated": run.result.truncated,
+        "data": run.result.rows,
+    }
+
+
+def answer_out(answer: services.Answer) -> dict[str, Any]:
+    return {
+        "question": answer.question,
+        "query": answer.query,
+        "result": answer.result.rows,
+        "truncated": answer.result.truncated,
+    }
+
+
+def _period(request: Request) -> selectors.Period:
+    params = request.query_params
+    return selectors.report_period(
+        start=parse_iso(params.get("from"), "from"), end=parse_iso(params.get("to"), "to")
+    )
+
+
+class ReportDashboardApi(APIView):
+    OutputSerializer = openapi.ReportDashboardOut
+    required = {"GET": "reports:read"}
+
+    def get(self, request: Request) -> Response:
+        return Response(dashboard_out(case_dashboard(tenant_id=request.user.tenant_id)))
+
+
+class ReportSummaryApi(APIView):
+    """Cases created in [from, to) (default: the 30 days up to now), optionally of one caseType
+    (a key, or one version's id)."""
+
+    OutputSerializer = openapi.ReportSummaryOut
+    required = {"GET": "reports:read"}
+
+    def get(self, request: Request) -> Response:
+        period = _period(request)
+        summary = selectors.report_summary(
+            tenant_id=request.user.tenant_id, period=period, case_type=request.query_params.get("caseType")
+        )
+        return Response(summary_out(summary, period))
+
+
+class ReportSlaComplianceApi(APIView):
+    """The same period and caseType parameters as the summary."""
+
+    OutputSerializer = openapi.SlaComplianceOut
+    required = {"GET": "reports:read"}
+
+    def get(self, request: Request) -> Response:
+        period = _period(request)
+        sla = selectors.report_sla_compliance(
+            tenant_id=request.user.tenant_id, period=period, case_type=request.query_params.get("caseType")
+        )
+        return Response(sla_compliance_out(sla, period))
+
+
+class ReportAskApi(APIView):
+    OutputSerializer = openapi.AnswerOut
+    required = {"POST": "reports:read"}
+
+    class InputSerializer(serializers.Serializer):
+        question = StrictCharField(max_length=2000)
+
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        answer = services.report_ask(user=request.user, question=body.validated_data["question"])
+        return Response(answer_out(answer))
+
+
+class ReportInput(serializers.Serializer):
+    name = StrictCharField(max_length=200)
+    query = StrictCharField(max_length=MAX_QUERY_CHARS, trim_whitespace=False)
+
+
+class ReportListCreateApi(APIView):
+    required = {"GET": "reports:read", "POST": "reports:read"}
+
+    class InputSerializer(ReportInput):
+        pass
+
+    @extend_schema(responses=openapi.ReportOut(many=True))
+    def get(self, request: Request) -> Response:
+        page = get_page(request.query_params, default_limit=100, max_limit=500)
+        reports = selectors.report_list(tenant_id=request.user.tenant_id, page=page)
+        return Response([report_out(report) for report in reports])
+
+    @extend_schema(responses={201: openapi.ReportOut})
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        report = services.report_create(user=request.user, **body.validated_data)
+        return Response(report_out(report), status=201)
+
+
+class ReportDetailApi(APIView):
+    """PUT replaces the name and the query (both required)."""
+
+    OutputSerializer = openapi.ReportOut
+    required = {"GET": "reports:read", "PUT": "reports:read", "DELETE": "reports:read"}
+
+    class InputSerializer(ReportInput):
+        pass
+
+    def get(self, request: Request, report_id: Any) -> Response:
+        return Response(
+            report_out(selectors.report_get(tenant_id=request.user.tenant_id, report_id=report_id))
+        )
+
+    def put(self, request: Request, report_id: Any) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        report = selectors.report_get(tenant_id=request.user.tenant_id, report_id=report_id)
+        report = services.report_update(user=request.user, report=report, **body.validated_data)
+        return Response(report_out(report))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, report_id: Any) -> Response:
+        report = selectors.report_get(tenant_id=request.user.tenant_id, report_id=report_id)
+        services.report_delete(user=request.user, report=report)
+        return Response(status=204)
+
+
+class ReportRunApi(APIView):
+    OutputSerializer = openapi.ReportRunOut
+    required = {"POST": "reports:read"}
+
+    def post(self, request: Request, report_id: Any) -> Response:
+        report = selectors.report_get(tenant_id=request.user.tenant_id, report_id=report_id)
+        return Response(run_out(services.report_run(user=request.user, report=report)))
