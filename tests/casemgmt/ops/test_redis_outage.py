@@ -11,6 +11,7 @@ import pytest
 
 from casemgmt.accounts.models import User
 from casemgmt.cases.models import Case
+from casemgmt.notifications.models import Notification
 from casemgmt.vault.models import Erasure
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
@@ -64,9 +65,13 @@ def publish_agent_workflow(flow: Flow) -> None:
     flow.workflow([agent, task_step("review")])
 
 
-def test_no_500_while_redis_is_down(service, redis_server, api, admin_user):
+def test_no_500_while_redis_is_down(service, redis_server, api, admin_user, make_user, tenant):
     flow = Flow(api, admin_user)
     publish_agent_workflow(flow)
+    # A second case type whose first task is assigned at once: the assignee's email is queued on commit.
+    assigned_flow = Flow(api, admin_user)
+    assignee = make_user(tenant, roles=["case_worker"])
+    assigned_flow.workflow([task_step("review", assignTo=str(assignee.id))])
     with httpx.Client(base_url=service, timeout=30) as http:
         login = http.post("/auth/login", json={"email": admin_user.email, "password": PASSWORD})
         assert login.status_code == 200, login.text
@@ -79,6 +84,9 @@ def test_no_500_while_redis_is_down(service, redis_server, api, admin_user):
         # A case whose first step is an agent step: broadcast and worker message on commit.
         answers["case"] = http.post(
             "/cases", headers=auth, json={"case_type_key": flow.key, "case_data": {"amount": 3}}
+        )
+        answers["assigned-case"] = http.post(
+            "/cases", headers=auth, json={"case_type_key": assigned_flow.key, "case_data": {"amount": 4}}
         )
         # A human principal: the welcome email is queued on commit.
         email = f"new-{uuid.uuid4().hex[:8]}@example.test"
@@ -106,6 +114,8 @@ def test_no_500_while_redis_is_down(service, redis_server, api, admin_user):
     assert statuses["case"] == 201, answers["case"].text
     case = Case.objects.get(id=answers["case"].json()["id"])
     assert CaseStep.objects.get(case=case, step_id="summary").status == "active"
+    assert statuses["assigned-case"] == 201, answers["assigned-case"].text
+    assert Notification.objects.filter(recipient=assignee, status=Notification.PENDING).exists()
     assert statuses["principal"] == 201, answers["principal"].text
     assert User.objects.filter(email=email).exists()
     assert statuses["erasure"] == 202, answers["erasure"].text
