@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("orch_runs", "0003_taskrun_agent_session"),
+        ("orch_runs", "0005_run_schedule_fire"),
     ]
 
     operations = [
