@@ -96,6 +96,7 @@ CORE_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "shared.api.middleware.RequestIDMiddleware",
+    "shared.api.middleware.ChunkedBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

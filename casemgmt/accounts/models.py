@@ -138,3 +138,26 @@ class User(AbstractBaseUser, PermissionsMixin):
     @property
     def role_names(self) -> list[str]:
         return [role.name for role in self.roles.all()]
+
+
+class RevokedToken(models.Model):
+    """A logged-out JWT, by its `jti`, kept until the token would have expired anyway. The database
+    is the only record, so a cache or Redis restart never brings a logged-out token back."""
+
+    jti = models.CharField(max_length=64, primary_key=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.jti
+
+
+class LoginThrottle(models.Model):
+    """Failed logins of one subject (a hashed email or a client IP) in a fixed window that starts
+    with the first failure. Kept in the database so a lockout survives losing the cache."""
+
+    key = models.CharField(max_length=255, primary_key=True)
+    failures = models.PositiveIntegerField(default=0)
+    window_ends_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.key

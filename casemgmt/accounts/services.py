@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -16,17 +17,20 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
+from kombu.exceptions import OperationalError
 
 from casemgmt.accounts import lockout
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.selectors import preferences_of
-from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, jwt_config
+from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, revoke
 from casemgmt.audit.services import mark_actor_events_deleted, record
 from casemgmt.tenancy.models import Tenant
 from casemgmt.workflows.services import tasks_release_for_user
 from shared.api import errors
 from shared.auth import apikeys, tokens
 from shared.auth.permissions import has_all, is_valid_permission
+
+logger = logging.getLogger(__name__)
 
 # --- authentication -------------------------------------------------------------------------------
 
@@ -46,7 +50,7 @@ def auth_login(*, email: str, password: str, ip: str | None = None) -> tuple[tok
 
 def auth_logout(*, claims: dict[str, Any] | None) -> None:
     if claims:
-        tokens.revoke(jwt_config(), claims)
+        revoke(claims)
 
 
 def _validated_password(password: str, *, user: User, field: str) -> str:
@@ -214,9 +218,16 @@ def _queue_welcome(user: User) -> None:
     from casemgmt.accounts.tasks import send_welcome_email
 
     user_id = str(user.id)
-    transaction.on_commit(
-        lambda: send_welcome_email.apply_async(args=[user_id], queue=settings.ACCOUNTS_EMAIL_QUEUE)
-    )
+
+    def send() -> None:
+        # After commit the principal exists: a broker outage must not turn that into an error
+        # answer. The email is then not sent, and the log says so.
+        try:
+            send_welcome_email.apply_async(args=[user_id], queue=settings.ACCOUNTS_EMAIL_QUEUE)
+        except (OperationalError, OSError) as exc:
+            logger.warning("Broker unavailable (%s): welcome email for %s not queued", exc, user_id)
+
+    transaction.on_commit(send)
 
 
 @transaction.atomic

@@ -5,8 +5,10 @@ import smtplib
 from celery import shared_task
 from django.utils import timezone
 
+from casemgmt.accounts import lockout
 from casemgmt.accounts.models import User
 from casemgmt.accounts.services import welcome_email_build
+from casemgmt.accounts.tokens import purge_expired_revocations
 
 
 @shared_task(
@@ -31,3 +33,11 @@ def send_welcome_email(user_id: str) -> None:
         # Give the claim back so the retry can send.
         User.objects.filter(pk=user_id).update(welcome_sent_at=None)
         raise
+
+
+@shared_task(name="casemgmt.accounts.purge_expired_security_state", ignore_result=True)
+def purge_expired_security_state() -> None:
+    # Idempotent: deletes only rows whose time is over; a revoked token past its expiry fails the
+    # signature check on its own, and an ended lockout window counts for nothing.
+    purge_expired_revocations()
+    lockout.purge_expired()

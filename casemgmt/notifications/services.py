@@ -51,7 +51,9 @@ def task_notify(*, row: CaseStep, event: str, recipient: User | None, actor: str
     )
     if not created:
         return None  # this event already reached this person for this task
-    transaction.on_commit(lambda: _enqueue(notification.id))
+    # robust: a broker outage after commit is logged, not answered as an error; the periodic scan
+    # of pending notifications sends it.
+    transaction.on_commit(lambda: _enqueue(notification.id), robust=True)
     return notification
 
 

@@ -130,5 +130,7 @@ def erasure_request(*, user: User, subject_id: UUID, reason: str, scope: str) ->
     )
     Erasure.objects.filter(id=erasure.id).update(request_sequence=event.sequence)
     erasure.request_sequence = event.sequence
-    transaction.on_commit(lambda: enqueue_erasure(erasure.id))
+    # robust: a broker outage after commit is logged, not answered as an error; the periodic
+    # resume scan queues the job again.
+    transaction.on_commit(lambda: enqueue_erasure(erasure.id), robust=True)
     return erasure

@@ -6,6 +6,7 @@ import logging
 
 from celery import shared_task
 from django.conf import settings
+from kombu.exceptions import OperationalError
 
 from casemgmt.prompts.llm import LLMBadReply, LLMNotConfigured, LLMTransient, chat_completion
 from casemgmt.workflows.services import agents
@@ -15,9 +16,14 @@ logger = logging.getLogger(__name__)
 
 
 def enqueue_agent_step(step_pk: int, *, attempt: int, countdown: float = 0) -> None:
-    run_agent_step.apply_async(
-        args=[step_pk, attempt], countdown=countdown, queue=settings.WORKFLOW_AGENT_QUEUE
-    )
+    """Never raises for a broker outage: it runs after the step's transaction committed (a raise
+    would turn a done write into an error answer), and the periodic scan sends lost steps again."""
+    try:
+        run_agent_step.apply_async(
+            args=[step_pk, attempt], countdown=countdown, queue=settings.WORKFLOW_AGENT_QUEUE
+        )
+    except (OperationalError, OSError) as exc:
+        logger.warning("Broker unavailable (%s): agent step %s left to the periodic scan", exc, step_pk)
 
 
 def backoff_seconds(attempt: int) -> float:

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from orchestrator.definitions.querying import page_of, paged, parse_bool
 from orchestrator.definitions.validation import ID_RE, PARAM_RE
 from orchestrator.runs import logstream, openapi, selectors, services
+from orchestrator.runs.idempotency import idempotent
 from orchestrator.runs.models import Run, TaskRun
 from orchestrator.runs.planning import ScheduleOptions
 from shared.api import errors
@@ -193,12 +194,20 @@ class ScheduleTaskApi(APIView):
             options = read_options(body, problems)
             return {"task_id": task_id, "options": options, "queue": problems.string(body, "queue") or None}
 
-    @extend_schema(request=openapi.ScheduleTaskIn, responses={201: openapi.ScheduleTaskOut})
+    @extend_schema(
+        parameters=[openapi.IDEMPOTENCY_KEY],
+        request=openapi.ScheduleTaskIn,
+        responses={201: openapi.ScheduleTaskOut},
+    )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run, task_runs = services.run_schedule_task(**serializer.validated_data)
-        return Response(schedule_task_out(run, task_runs), status=201)
+
+        def schedule() -> tuple[int, dict]:
+            run, task_runs = services.run_schedule_task(**serializer.validated_data)
+            return 201, schedule_task_out(run, task_runs)
+
+        return idempotent(request, schedule)
 
 
 class ScheduleDagApi(APIView):
@@ -209,12 +218,20 @@ class ScheduleDagApi(APIView):
             dag_id = _required_id(body, "dag_id", task=False)
             return {"dag_id": dag_id, "options": read_options(body, problems)}
 
-    @extend_schema(request=openapi.ScheduleDagIn, responses={201: openapi.ScheduleDagOut})
+    @extend_schema(
+        parameters=[openapi.IDEMPOTENCY_KEY],
+        request=openapi.ScheduleDagIn,
+        responses={201: openapi.ScheduleDagOut},
+    )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run, task_runs = services.run_schedule_dag(**serializer.validated_data)
-        return Response(schedule_dag_out(run, task_runs), status=201)
+
+        def schedule() -> tuple[int, dict]:
+            run, task_runs = services.run_schedule_dag(**serializer.validated_data)
+            return 201, schedule_dag_out(run, task_runs)
+
+        return idempotent(request, schedule)
 
 
 class RunCancelApi(APIView):
@@ -267,12 +284,15 @@ class RunRerunApi(APIView):
                 problems.add("from_task", "must be a task id")
             return {**flags, "from_task": from_task}
 
-    @extend_schema(request=openapi.RerunIn, responses={201: openapi.RerunOut})
+    @extend_schema(
+        parameters=[openapi.IDEMPOTENCY_KEY], request=openapi.RerunIn, responses={201: openapi.RerunOut}
+    )
     def post(self, request: Request, run_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data or {})  # every field is optional
         serializer.is_valid(raise_exception=True)
-        run = services.run_rerun(run_id=run_id, **serializer.validated_data)
-        return Response(rerun_out(run), status=201)
+        return idempotent(
+            request, lambda: (201, rerun_out(services.run_rerun(run_id=run_id, **serializer.validated_data)))
+        )
 
 
 class RunListApi(APIView):

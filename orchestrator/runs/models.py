@@ -127,3 +127,23 @@ class TaskLogLine(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_run_id}#{self.id}"
+
+
+class IdempotencyKey(models.Model):
+    """The first answer to a run-creating request sent with an `Idempotency-Key`, so that a retry
+    with the same key gets that answer instead of a second run. Scoped to the caller; kept 24 h."""
+
+    principal = models.CharField(max_length=300)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # sha256 of method, path and body
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["principal", "key"], name="orch_idempotency_key_per_principal")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.principal}:{self.key}"

@@ -1,7 +1,20 @@
 """OpenAPI shapes of the scheduling, runs, logs and queue endpoints (documentation only: bodies are read by each
 view's InputSerializer, which lists every problem in one 400)."""
 
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "1-255 printable ASCII characters. A retry with the same key (same caller, within 24 h) answers "
+        "the first successful response instead of creating another run; the same key with another "
+        "request is 422 idempotency_key_reused."
+    ),
+)
 
 
 class ScheduleCommon(serializers.Serializer):

@@ -109,6 +109,12 @@ class InvalidState(Conflict):
     default_message = "The resource is not in a state that allows this operation."
 
 
+class IdempotencyKeyReused(ApplicationError):
+    status_code = 422
+    code = "idempotency_key_reused"
+    default_message = "This Idempotency-Key was already used with a different request."
+
+
 class PayloadTooLarge(ApplicationError):
     status_code = 413
     code = "payload_too_large"
@@ -135,6 +141,12 @@ class NotReady(ApplicationError):
     status_code = 503
     code = "not_ready"
     default_message = "Service not ready."
+
+
+class ServiceUnavailable(ApplicationError):
+    status_code = 503
+    code = "service_unavailable"
+    default_message = "A backing service is unavailable; try again later."
 
 
 class NotConfigured(ApplicationError):

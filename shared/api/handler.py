@@ -10,6 +10,9 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError
 from django.http import Http404, JsonResponse
+from kombu.exceptions import OperationalError as BrokerUnavailable
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
@@ -70,6 +73,12 @@ def to_application_error(exc: Exception) -> errors.ApplicationError | None:
         return errors.ValidationFailed("A value is too long or out of range for its field.")
     if isinstance(exc, RequestDataTooBig):
         return errors.PayloadTooLarge()
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, BrokerUnavailable)):
+        # Redis (cache, channel layer, broker) is down: the client may retry later. Work queued
+        # after a commit does not raise (it logs, and the sweeps send it again), so what reaches
+        # here failed inside or before the request's transaction, which it rolled back.
+        logger.warning("backing service unavailable: %s", exc)
+        return errors.ServiceUnavailable()
     if isinstance(exc, drf.Throttled):
         return errors.RateLimited(retry_after=int(exc.wait or 1))
     if isinstance(exc, drf.NotAcceptable):

@@ -53,6 +53,39 @@ class RequestIDMiddleware:
         return error_response(errors.InternalError())
 
 
+class ChunkedBodyMiddleware:
+    """Gives a body that came without Content-Length (chunked transfer encoding) its length.
+
+    The ASGI server has already gathered the whole body into the request's file, but Django's limit
+    on body size and DRF's parsers look only at CONTENT_LENGTH: without one, DRF reads the body as
+    empty (a valid request would be told its fields are missing) and the size limit never applies.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.META.get("CONTENT_LENGTH"):
+            size = _buffered_body_size(request)
+            if size:
+                request.META["CONTENT_LENGTH"] = str(size)
+        return self.get_response(request)
+
+
+def _buffered_body_size(request: HttpRequest) -> int:
+    # Under ASGI the request reads from a seekable file holding the entire body; under WSGI the
+    # stream is the socket, whose length without Content-Length is unknown, so nothing changes there.
+    stream = getattr(request, "_stream", None)
+    if stream is None or getattr(request, "_read_started", True):
+        return 0
+    if not hasattr(stream, "seekable") or not stream.seekable():
+        return 0
+    start = stream.tell()
+    size = stream.seek(0, 2) - start
+    stream.seek(start)
+    return size
+
+
 class RequestIDLogFilter(logging.Filter):
     """Lets log formats print %(request_id)s without every caller passing it."""
 

@@ -1,23 +1,23 @@
 """JWT issue and verify (through simplejwt's TokenBackend), with revocation by `jti`.
 
 Each service passes its own signing key, issuer and audience, so one service's token is never valid
-on the other unless they are configured to share them.
+on the other unless they are configured to share them. A service that offers logout passes its own
+revocation lookup, backed by its database: revocations are security state and must survive a cache
+or Redis restart.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.core.cache import caches
 from rest_framework_simplejwt.backends import TokenBackend
 from rest_framework_simplejwt.exceptions import TokenBackendError
 
 from shared.api import errors
-
-REVOKED_PREFIX = "jwt:revoked:"
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,11 @@ class JWTConfig:
     verifying_key: str | None = None
     lifetime: timedelta = timedelta(hours=1)
     leeway: int = 0
-    cache_alias: str = "default"
+    # The `token_type` every accepted token must carry; None accepts tokens without one (an outside
+    # issuer that does not set it).
+    token_type: str | None = "access"
+    # Answers whether a jti has been revoked; None when the service never revokes tokens.
+    is_revoked: Callable[[str], bool] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def backend(self) -> TokenBackend:
@@ -79,21 +83,15 @@ def verify(config: JWTConfig, token: str) -> dict[str, Any]:
     except TokenBackendError:
         raise errors.NotAuthenticated("Token is invalid or expired.") from None
     jti = claims.get("jti")
-    if not jti or not claims.get("sub"):
+    # The signature library checks exp and iat only when present: a signed token without an expiry
+    # would be valid forever, so every claim an issued token carries is required.
+    if not jti or not claims.get("sub") or "exp" not in claims or "iat" not in claims:
         raise errors.NotAuthenticated("Token is missing required claims.")
-    if is_revoked(config, jti):
+    if config.token_type is not None and claims.get("token_type") != config.token_type:
+        raise errors.NotAuthenticated("Token is not an access token.")
+    if config.is_revoked is not None and config.is_revoked(jti):
         raise errors.NotAuthenticated("Token has been revoked.")
     return claims
-
-
-def revoke(config: JWTConfig, claims: dict[str, Any]) -> None:
-    """Remembers the jti until the token would have expired anyway."""
-    ttl = max(1, int(claims.get("exp", 0)) - int(datetime.now(UTC).timestamp()) + config.leeway + 1)
-    caches[config.cache_alias].set(REVOKED_PREFIX + claims["jti"], 1, timeout=ttl)
-
-
-def is_revoked(config: JWTConfig, jti: str) -> bool:
-    return caches[config.cache_alias].get(REVOKED_PREFIX + jti) is not None
 
 
 def bearer_token(authorization: str | None) -> str | None:

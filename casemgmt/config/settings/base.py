@@ -191,6 +191,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "casemgmt.workflows.escalate_overdue_tasks",
         "schedule": WORKFLOW_SLA_SCAN_SECONDS,
     },
+    "accounts-purge-expired-security-state": {
+        "task": "casemgmt.accounts.purge_expired_security_state",
+        "schedule": 3600,
+    },
     "connectors-sweep-deliveries": {
         "task": "casemgmt.connectors.sweep_deliveries",
         "schedule": CONNECTOR_SWEEP_SECONDS,

@@ -6,6 +6,7 @@ import uuid
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from casemgmt.accounts.models import Role
 from casemgmt.workflows.definitions import check_json_schema, sla_hours_error
 from casemgmt.workflows.services.inbox import task_open
 from casemgmt.workflows.steps import register
@@ -30,8 +31,13 @@ class TaskStep:
         errors: list[dict[str, str]] = []
         if "formSchema" in step:
             errors += check_json_schema(step["formSchema"], f"{field}.formSchema")
-        if step.get("role") is not None and not (isinstance(step["role"], str) and step["role"]):
+        role = step.get("role")
+        if role is not None and not (isinstance(role, str) and role):
             errors.append({"field": f"{field}.role", "error": "must be a role name"})
+        elif role is not None and not Role.objects.filter(tenant_id=tenant_id, name=role).exists():
+            # Only holders of the named role may claim the task: a name no role has (a display name,
+            # a typo, another tenant's role) would make a task nobody can ever claim.
+            errors.append({"field": f"{field}.role", "error": f"no role named {role!r} in this tenant"})
         for key in ("assignTo", "reassignTo"):
             if step.get(key) is not None and not _is_uuid(step[key]):
                 errors.append({"field": f"{field}.{key}", "error": "must be a user id (uuid)"})

@@ -55,3 +55,35 @@ def test_ten_years_is_accepted_and_cases_get_deadlines(flow):
     flow.workflow([task_step("a", slaHours=87600)], slaHours=87600)
     case = flow.case()
     assert ok(flow.client.get(f"/tasks/{case['id']}/a"))["dueAt"] is not None
+
+
+def test_a_task_role_must_name_an_existing_role_of_the_tenant(flow, tenant, other_tenant):
+    from casemgmt.accounts.models import Role
+
+    Role.objects.create(tenant=other_tenant, name="adjuster", display_name="Adjuster", permissions=[])
+    # "Case Worker" is the seeded role's display name; its name is case_worker. "adjuster" exists
+    # only in another tenant.
+    steps = [
+        task_step("a", role="Case Worker"),
+        task_step("b", role="case_worker"),
+        task_step("c", role="adjuster"),
+    ]
+    created = ok(
+        flow.client.post(
+            "/workflows", {"caseTypeKey": flow.key, "name": "Flow", "steps": steps}, format="json"
+        ),
+        201,
+    )
+    response = flow.client.post(f"/workflows/{created['id']}/publish")
+    assert fields_of(response) == {"steps[0].role", "steps[2].role"}
+    assert "Case Worker" in response.json()["details"]["errors"][0]["error"]
+    Role.objects.create(tenant=tenant, name="adjuster", display_name="Adjuster", permissions=[])
+    fixed = [task_step("a", role="case_worker"), *steps[1:]]
+    ok(
+        flow.client.put(
+            f"/workflows/{created['id']}",
+            {"caseTypeKey": flow.key, "name": "Flow", "steps": fixed},
+            format="json",
+        )
+    )
+    assert ok(flow.client.post(f"/workflows/{created['id']}/publish"))["status"] == "published"

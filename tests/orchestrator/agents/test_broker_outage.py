@@ -15,37 +15,10 @@ from orchestrator.config.celery import app
 from orchestrator.runs.models import TaskRun
 from shared.conf import isolation_prefix
 from tests.orchestrator.helpers import put_dag, put_task, start_agent, stop_agents, wait_agent_ready, wait_run
-from tests.support.processes import ServiceProcess, free_port, wait_for
+from tests.support.processes import wait_for
+from tests.support.redis_server import PrivateRedis
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-
-
-class PrivateRedis:
-    """A redis-server of the test's own on a fixed port, so it can be stopped and started again at
-    the same address while an agent is connected to it."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}"
-        self.proc: ServiceProcess | None = None
-
-    def _ping(self) -> bool:
-        try:
-            return bool(redis.Redis(port=self.port, socket_connect_timeout=0.2).ping())
-        except redis.ConnectionError:
-            return False
-
-    def start(self) -> None:
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "no", "--daemonize", "no"]  # fmt: skip
-        self.proc = ServiceProcess(f"redis-{self.port}", args, {"PATH": "/usr/local/bin:/usr/bin:/bin"})
-        wait_for(self._ping, timeout=10, what="private redis-server")
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.stop()
-            self.proc = None
-        wait_for(lambda: not self._ping(), timeout=10, what="redis-server to stop")
 
 
 @pytest.fixture
