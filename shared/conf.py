@@ -90,6 +90,8 @@ CORE_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "shared.web",
     "django_prometheus",
 ]
 
@@ -97,6 +99,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "shared.api.middleware.RequestIDMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "shared.web.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -105,6 +105,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Case service API",
     "VERSION": SERVICE_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # Redoc from the pinned copy in drf-spectacular-sidecar, served by the service: no CDN.
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
