@@ -16,6 +16,7 @@ urlpatterns = [
     path("", include("casemgmt.reports.urls")),
     path("", include("casemgmt.connectors.urls")),
     path("", include("casemgmt.webhooks.urls")),
+    path("", include("casemgmt.console.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", RedocDocsView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),

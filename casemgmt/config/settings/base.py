@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "casemgmt.notifications",
     "casemgmt.ops",
     "casemgmt.realtime",
+    "casemgmt.console",
 ]
 
 MIDDLEWARE = conf.MIDDLEWARE
