@@ -13,6 +13,7 @@ urlpatterns = [
     path("console/cases", views.case_list_page, name="cases"),
     path("console/cases/<uuid:case_id>", views.case_page, name="case"),
     path("console/cases/<uuid:case_id>/audit/verify", views.case_verify_page, name="case-verify"),
+    path("console/cases/<uuid:case_id>/documents", views.document_upload_page, name="document-upload"),
     path(
         "console/documents/<uuid:document_id>/download",
         views.document_download_page,

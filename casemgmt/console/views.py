@@ -9,12 +9,14 @@ from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib.auth import login, logout
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from casemgmt.accounts.services import auth_login
@@ -26,6 +28,7 @@ from casemgmt.console.forms import attach_errors, form_data, form_fields
 from casemgmt.vault import selectors as vault_selectors
 from casemgmt.vault import services as vault_services
 from casemgmt.vault.apis import content_response
+from casemgmt.vault.uploads import HashingUploadHandler, require_upload
 from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.selectors import case_steps, task_inbox
@@ -61,7 +64,7 @@ def console_page(*needed: str) -> Callable[[View], View]:
                 if needed and not has_all(request.user.get_permission_strings(), needed):
                     raise errors.PermissionDenied(f"Requires permission {', '.join(needed)}.")
                 return view(request, *args, **kwargs)
-            except (errors.PermissionDenied, errors.NotFound, errors.Conflict) as exc:
+            except errors.ApplicationError as exc:  # the API's 400/403/404/409/413 as a page
                 return _refused(request, exc)
 
         return wrapper
@@ -159,6 +162,7 @@ def case_page(request: HttpRequest, case_id: Any) -> HttpResponseBase:
     context: dict[str, Any] = {"case": case, "steps": case_steps(case=case)}
     if has_all(granted, ["vault:read"]):
         context["documents"] = vault_selectors.document_list(case=case)
+    context["can_upload"] = has_all(granted, ["vault:upload"])
     if has_all(granted, ["audit:read"]):
         context["events"] = audit_selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id)[:200]
     return page(request, "console/case.html", context)
@@ -179,3 +183,22 @@ def document_download_page(request: HttpRequest, document_id: Any) -> HttpRespon
     document = vault_selectors.access_document(user=request.user, document_id=document_id)
     vault_services.document_record_download(actor=str(request.user.id), document=document, via="console")
     return content_response(document, redirect=type(redirect("/")))
+
+
+# The CSRF check reads the form, which would parse the file with Django's default handlers; the
+# vault's hashing handler (streamed, size-capped) must be in place first, so the check runs after.
+@csrf_exempt
+@console_page("vault:upload")
+@require_POST
+def document_upload_page(request: HttpRequest, case_id: Any) -> HttpResponseBase:
+    request.upload_handlers = [HashingUploadHandler(request, max_bytes=settings.VAULT_MAX_UPLOAD_BYTES)]
+    return _document_upload(request, case_id)
+
+
+@csrf_protect
+def _document_upload(request: HttpRequest, case_id: Any) -> HttpResponseBase:
+    case = access_case(user=request.user, case_id=case_id)
+    description = request.POST.get("description", "")[:2000]
+    upload = require_upload(request.FILES)
+    vault_services.document_upload(user=request.user, upload=upload, case=case, description=description)
+    return redirect("console:case", case_id=case.id)

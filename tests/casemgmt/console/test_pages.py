@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY
+from casemgmt.vault.models import Document
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
 from tests.casemgmt.console.conftest import signed_in
@@ -137,3 +139,50 @@ def test_another_tenant_sees_nothing(waiting_case, other_tenant):
     assert outsider.post(f"/console/cases/{case_id}/audit/verify").status_code == 404
     assert waiting_case["caseNumber"] not in outsider.get("/console/").content.decode()
     assert waiting_case["caseNumber"] not in outsider.get("/console/cases").content.decode()
+
+
+def _upload(client, case_id: str, content: bytes = b"%PDF-1.4 claim form"):
+    file = SimpleUploadedFile("claim.pdf", content, content_type="application/pdf")
+    return client.post(f"/console/cases/{case_id}/documents", {"file": file, "description": "Signed form"})
+
+
+def test_owner_uploads_and_downloads_a_document(waiting_case, admin_user):
+    client = signed_in(admin_user)
+    response = _upload(client, waiting_case["id"])
+    assert response.status_code == 302
+    document = Document.objects.get(case_id=waiting_case["id"])
+    assert (document.filename, document.description, document.uploaded_by_id) == (
+        "claim.pdf",
+        "Signed form",
+        admin_user.id,
+    )
+    assert "claim.pdf" in client.get(f"/console/cases/{waiting_case['id']}").content.decode()
+    download = client.get(f"/console/documents/{document.id}/download")
+    assert download.status_code == 200
+    assert b"".join(download.streaming_content) == b"%PDF-1.4 claim form"
+    actions = set(AuditEvent.objects.filter(tenant_id=admin_user.tenant_id).values_list("action", flat=True))
+    assert any("download" in a for a in actions) and any("upload" in a for a in actions)
+
+
+def test_upload_needs_csrf_a_file_and_the_permission(waiting_case, admin_user, tenant, make_user):
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(admin_user, backend="casemgmt.accounts.backends.EmailBackend")
+    assert _upload(strict, waiting_case["id"]).status_code == 403
+    client = signed_in(admin_user)
+    missing = client.post(f"/console/cases/{waiting_case['id']}/documents", {"description": "x"})
+    assert missing.status_code == 400 and b"file is required" in missing.content
+    reader = signed_in(make_user(tenant, permissions=["cases:read", "vault:read"]))
+    assert _upload(reader, waiting_case["id"]).status_code == 403
+    assert not Document.objects.filter(case_id=waiting_case["id"]).exists()
+
+
+def test_documents_are_tenant_scoped(waiting_case, admin_user, other_tenant):
+    from casemgmt.accounts.models import User
+
+    assert _upload(signed_in(admin_user), waiting_case["id"]).status_code == 302
+    document = Document.objects.get(case_id=waiting_case["id"])
+    outsider = signed_in(User.objects.get(tenant=other_tenant, roles__name="admin"))
+    assert outsider.get(f"/console/documents/{document.id}/download").status_code == 404
+    assert _upload(outsider, waiting_case["id"]).status_code == 404
+    anonymous = Client().get(f"/console/documents/{document.id}/download")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/console/login")
