@@ -22,7 +22,7 @@ class FormField:
 def _kind(prop: dict[str, Any]) -> str:
     if "enum" in prop:
         return "choice"
-    return {"number": "number", "integer": "integer", "boolean": "boolean"}.get(prop.get("type"), "text")
+    return {"number": "number", "integer": "integer", "boolean": "boolean"}.get(str(prop.get("type")), "text")
 
 
 def form_fields(schema: dict[str, Any], values: dict[str, Any] | None = None) -> list[FormField]:
@@ -62,7 +62,7 @@ def form_data(fields: list[FormField], posted: QueryDict) -> dict[str, Any]:
         if f.kind == "boolean":
             data[f.name] = posted.get(f.name) == "on"
         elif posted.get(f.name, "") != "":
-            data[f.name] = _coerce(f.kind, posted[f.name])
+            data[f.name] = _coerce(f.kind, str(posted.get(f.name)))
     return data
 
 

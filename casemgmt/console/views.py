@@ -19,6 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from casemgmt.accounts.models import User
 from casemgmt.accounts.services import auth_login
 from casemgmt.audit import selectors as audit_selectors
 from casemgmt.audit import services as audit_services
@@ -38,6 +39,12 @@ from shared.api.pagination import Page
 from shared.auth.permissions import has_all
 
 View = Callable[..., HttpResponseBase]
+
+
+class ConsoleRequest(HttpRequest):
+    """A request that `console_page` let through: its user is a signed-in tenant member."""
+
+    user: User
 
 
 def page(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
@@ -100,7 +107,7 @@ def logout_page(request: HttpRequest) -> HttpResponseBase:
 
 
 @console_page()
-def inbox_page(request: HttpRequest) -> HttpResponseBase:
+def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
     task_read_scope(user=request.user)  # tasks:read, tasks:claim or tasks:complete
     tasks = task_inbox(user=request.user, params=request.GET)[:100]
     return page(request, "console/inbox.html", {"tasks": tasks})
@@ -108,14 +115,14 @@ def inbox_page(request: HttpRequest) -> HttpResponseBase:
 
 @console_page("tasks:claim")
 @require_POST
-def task_claim_page(request: HttpRequest, case_id: Any, step_id: str) -> HttpResponseBase:
+def task_claim_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpResponseBase:
     inbox_services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
     return redirect("console:task", case_id=case_id, step_id=step_id)
 
 
 @console_page()
 @require_http_methods(["GET", "POST"])
-def task_page(request: HttpRequest, case_id: Any, step_id: str) -> HttpResponseBase:
+def task_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpResponseBase:
     row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
     step = step_definition(row.case, row.step_id)
     fields = form_fields(step.get("formSchema") or {"type": "object"}, row.result or row.draft or {})
@@ -143,7 +150,7 @@ def task_page(request: HttpRequest, case_id: Any, step_id: str) -> HttpResponseB
 
 
 @console_page("cases:read")
-def case_list_page(request: HttpRequest) -> HttpResponseBase:
+def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     q = request.GET.get("q", "").strip()
     if q:
         hits, _ = case_search(tenant_id=request.user.member_tenant_id, q=q, page=Page(limit=50, offset=0))
@@ -156,7 +163,7 @@ def case_list_page(request: HttpRequest) -> HttpResponseBase:
 
 
 @console_page("cases:read")
-def case_page(request: HttpRequest, case_id: Any) -> HttpResponseBase:
+def case_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     granted = request.user.get_permission_strings()
     context: dict[str, Any] = {"case": case, "steps": case_steps(case=case)}
@@ -170,7 +177,7 @@ def case_page(request: HttpRequest, case_id: Any) -> HttpResponseBase:
 
 @console_page("audit:read")
 @require_POST
-def case_verify_page(request: HttpRequest, case_id: Any) -> HttpResponseBase:
+def case_verify_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     events = audit_selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
     result = audit_services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
@@ -179,7 +186,7 @@ def case_verify_page(request: HttpRequest, case_id: Any) -> HttpResponseBase:
 
 
 @console_page("vault:read")
-def document_download_page(request: HttpRequest, document_id: Any) -> HttpResponseBase:
+def document_download_page(request: ConsoleRequest, document_id: Any) -> HttpResponseBase:
     document = vault_selectors.access_document(user=request.user, document_id=document_id)
     vault_services.document_record_download(actor=str(request.user.id), document=document, via="console")
     return content_response(document, redirect=type(redirect("/")))
@@ -190,13 +197,13 @@ def document_download_page(request: HttpRequest, document_id: Any) -> HttpRespon
 @csrf_exempt
 @console_page("vault:upload")
 @require_POST
-def document_upload_page(request: HttpRequest, case_id: Any) -> HttpResponseBase:
+def document_upload_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
     request.upload_handlers = [HashingUploadHandler(request, max_bytes=settings.VAULT_MAX_UPLOAD_BYTES)]
     return _document_upload(request, case_id)
 
 
 @csrf_protect
-def _document_upload(request: HttpRequest, case_id: Any) -> HttpResponseBase:
+def _document_upload(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     description = request.POST.get("description", "")[:2000]
     upload = require_upload(request.FILES)
