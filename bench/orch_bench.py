@@ -84,21 +84,22 @@ def define(prefix: str, count: int, chain: bool) -> str:
     for i in range(count):
         deps = [f"{prefix}{i - 1}"] if chain and i else []
         services.task_definition_put(
-            task_id=f"{prefix}{i}",
-            body={"command": "true", "dependencies": deps, "queue": "bench"},
-            default_queue="bench",
-        )
+            task_id=f"{prefix}{i}", name="", description="", command="true", dependencies=deps,
+            parameters={}, queue="bench",
+        )  # fmt: skip
     dag_id = f"{prefix}dag"
-    services.dag_put(dag_id=dag_id, body={"tasks": [f"{prefix}{i}" for i in range(count)]})
+    tasks = [{"id": f"{prefix}{i}", "parameters": {}} for i in range(count)]
+    services.dag_put(dag_id=dag_id, name="", description="", tasks=tasks, context=None, tags=[])
     return dag_id
 
 
 def run_dag(dag_id: str, timeout: float):
     from orchestrator.runs.models import Run
+    from orchestrator.runs.planning import ScheduleOptions
     from orchestrator.runs.services import run_schedule_dag
 
     t0 = time.time()
-    run, _ = run_schedule_dag(body={"dag_id": dag_id})
+    run, _ = run_schedule_dag(dag_id=dag_id, options=ScheduleOptions())
     wait_for(
         lambda: Run.objects.get(pk=run.run_id).status in ("completed", "failed"),
         timeout=timeout,

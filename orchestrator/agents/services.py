@@ -11,9 +11,9 @@ from django.db.models import Q
 
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.events.services import event_emit_agent
-from orchestrator.runs import lifecycle
+from orchestrator.runs import lifecycle, limits
 from orchestrator.runs.dispatch import Wakeup, send_on_commit
-from orchestrator.runs.models import CANCELLED, FAILED, PENDING, QUEUED, RUNNING, Run, TaskRun
+from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
 from shared.api.time import now_ms
 
 logger = logging.getLogger(__name__)
@@ -125,6 +125,7 @@ def _redispatch_lost(cutoff: datetime, live_queues: set[str]) -> int:
     overdue = list(
         TaskRun.objects.filter(status=QUEUED, dispatched_at__lt=cutoff, queue__in=live_queues)
         .exclude(not_before__gt=cutoff)
+        .exclude(run__status=PAUSED)  # woken again when the run is resumed
         .values_list("id", "queue", "attempts")[:1000]
     )
     if not overdue:
@@ -138,7 +139,7 @@ def _redispatch_lost(cutoff: datetime, live_queues: set[str]) -> int:
 def _unstick_runs(cutoff: datetime) -> None:
     """A run whose scheduling request died between its two transactions still gets started, and
     one whose last completing agent died right after committing still completes."""
-    stalled = Run.objects.filter(status=PENDING, start_time__lt=cutoff).exclude(
+    stalled = Run.objects.filter(status=PENDING, start_time__lt=cutoff, waiting=False).exclude(
         task_runs__status__in=(QUEUED, RUNNING)
     )
     for run_id in stalled.values_list("run_id", flat=True)[:100]:
@@ -168,4 +169,7 @@ def agents_sweep() -> dict[str, int]:
     }
     resent = _redispatch_lost(cutoff, live_queues)
     _unstick_runs(cutoff)
+    # Recovered task runs freed their pool slots; lost admissions and pool wake-ups are repeated.
+    limits.pools_sweep()
+    limits.dags_sweep()
     return {"agents_offline": len(offline), "task_runs_recovered": recovered, "wakeups_resent": resent}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,9 +15,13 @@ from orchestrator.definitions import openapi, selectors, services
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
 from orchestrator.definitions.querying import page_of, paged
 from orchestrator.definitions.validation import PARAM_RE
+from shared.api import errors
 from shared.api.pagination import list_body
 from shared.api.problems import Problems, ProblemsSerializer
 from shared.api.time import iso
+
+MAX_SLOTS = 100_000
+VERSION_PARAM = OpenApiParameter("version", int, description="An earlier version of the definition.")
 
 
 def task_out(task: TaskDefinition, *, detail: bool = False) -> dict:
@@ -29,6 +33,8 @@ def task_out(task: TaskDefinition, *, detail: bool = False) -> dict:
         "dependencies": task.dependencies,
         "parameters": task.parameters,
         "queue": task.queue,
+        "pool": task.pool,
+        "version": task.version,
     }
     if detail:
         out.update(created_at=iso(task.created_at), updated_at=iso(task.updated_at))
@@ -43,6 +49,8 @@ def dag_out(dag: Dag, *, detail: bool = False) -> dict:
         "tasks": dag.tasks if detail else [entry["id"] for entry in dag.tasks],
         "context": dag.context,
         "tags": dag.tags,
+        "max_active_runs": dag.max_active_runs,
+        "version": dag.version,
     }
     if detail:
         out.update(created_at=iso(dag.created_at), updated_at=iso(dag.updated_at))
@@ -67,6 +75,28 @@ def deleted_out(message: str) -> dict:
     return {"success": True, "message": message}
 
 
+def pool_out(pool: selectors.PoolState) -> dict:
+    return {"name": pool.name, "slots": pool.slots, "used": pool.used, "queued": pool.queued}
+
+
+def _version_param(request: Request) -> int | None:
+    """`?version=N` reads that version of a definition; a malformed one is a 400."""
+    raw = request.query_params.get("version")
+    if raw is None:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise errors.ValidationFailed("version must be a positive integer", field="version")
+    return int(raw)
+
+
+def _max_active_runs(problems: Problems, body: dict) -> int | None:
+    value = body.get("max_active_runs")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        problems.add("max_active_runs", "must be an integer >= 1 or null")
+        return None
+    return value
+
+
 class TaskListApi(APIView):
     @extend_schema(operation_id="tasks_list", responses=openapi.TaskList)
     def get(self, request: Request) -> Response:
@@ -85,10 +115,14 @@ class TaskDetailApi(APIView):
                 "dependencies": problems.string_list(body, "dependencies"),
                 "parameters": problems.string_map(body.get("parameters"), "parameters", key_pattern=PARAM_RE),
                 "queue": problems.string(body, "queue"),
+                "pool": problems.string(body, "pool") or None,
             }
 
-    @extend_schema(responses=openapi.TaskOut)
+    @extend_schema(parameters=[VERSION_PARAM], responses=openapi.TaskOut)
     def get(self, request: Request, task_id: str) -> Response:
+        version = _version_param(request)
+        if version is not None:
+            return Response(task_out(selectors.task_version(task_id=task_id, version=version), detail=True))
         return Response(task_out(selectors.get_or_404(TaskDefinition, task_id, "Task"), detail=True))
 
     @extend_schema(request=openapi.TaskIn, responses={200: openapi.TaskOut, 201: openapi.TaskOut})
@@ -143,10 +177,14 @@ class DagDetailApi(APIView):
                 "tasks": _dag_tasks(problems, body.get("tasks")),
                 "context": problems.string(body, "context") or None,
                 "tags": problems.string_list(body, "tags"),
+                "max_active_runs": _max_active_runs(problems, body),
             }
 
-    @extend_schema(responses=openapi.DagOut)
+    @extend_schema(parameters=[VERSION_PARAM], responses=openapi.DagOut)
     def get(self, request: Request, dag_id: str) -> Response:
+        version = _version_param(request)
+        if version is not None:
+            return Response(dag_out(selectors.dag_version(dag_id=dag_id, version=version), detail=True))
         return Response(dag_out(selectors.get_or_404(Dag, dag_id, "DAG"), detail=True))
 
     @extend_schema(request=openapi.DagIn, responses={200: openapi.DagOut, 201: openapi.DagOut})
@@ -219,3 +257,30 @@ class ParameterSetDetailApi(APIView):
             parameter_set_id=parameter_set_id, **serializer.validated_data
         )
         return Response(parameter_set_out(pset, detail=True), status=201 if created else 200)
+
+
+class PoolListApi(APIView):
+    @extend_schema(operation_id="pools_list", responses=openapi.PoolList)
+    def get(self, request: Request) -> Response:
+        page = page_of(request.query_params)
+        pools = selectors.pool_list()
+        items = [pool_out(p) for p in pools[page.offset : page.offset + page.limit]]
+        return Response(list_body("pools", items, len(pools), page))
+
+
+class PoolDetailApi(APIView):
+    # Changing a pool is admin-only (the role default for non-GET methods)
+
+    class InputSerializer(ProblemsSerializer):
+        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
+            slots = body.get("slots")
+            if isinstance(slots, bool) or not isinstance(slots, int) or not 0 <= slots <= MAX_SLOTS:
+                problems.add("slots", f"slots is required: an integer from 0 to {MAX_SLOTS}")
+            return {"slots": slots}
+
+    @extend_schema(request=openapi.PoolIn, responses={200: openapi.PoolOut, 201: openapi.PoolOut})
+    def put(self, request: Request, name: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        pool, created = services.pool_put(name=name, **serializer.validated_data)
+        return Response(pool_out(selectors.pool_state(pool)), status=201 if created else 200)

@@ -16,6 +16,8 @@ class TaskDefinition(models.Model):
     dependencies = models.JSONField(default=list)
     parameters = models.JSONField(default=dict)
     queue = models.CharField(max_length=100)
+    pool = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null: no pool
+    version = models.PositiveIntegerField(default=1)  # +1 on each PUT that changes the task
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -33,6 +35,8 @@ class Dag(models.Model):
     tasks = models.JSONField(default=list)  # [{"id": task_id, "parameters": {...}}]
     context = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null is the API's 'none'
     tags = models.JSONField(default=list)
+    max_active_runs = models.PositiveIntegerField(null=True, blank=True)  # null: no limit
+    version = models.PositiveIntegerField(default=1)  # +1 on each PUT that changes the DAG
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -41,6 +45,46 @@ class Dag(models.Model):
 
     def __str__(self) -> str:
         return self.id
+
+
+class DefinitionVersion(models.Model):
+    """Every version of a task or DAG definition, the current one included, as the API shows it.
+    Kept after the definition is deleted: runs name the versions they executed."""
+
+    KINDS = [("task", "task"), ("dag", "dag")]
+
+    id = models.BigAutoField(primary_key=True)
+    kind = models.CharField(max_length=8, choices=KINDS)
+    definition_id = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    snapshot = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ("kind", "definition_id", "version")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "definition_id", "version"], name="orch_definition_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.definition_id} v{self.version}"
+
+
+class Pool(models.Model):
+    """A named number of slots: at most `slots` task runs naming the pool run at once."""
+
+    name = models.CharField(primary_key=True, max_length=100)
+    slots = models.PositiveIntegerField()
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Context(models.Model):

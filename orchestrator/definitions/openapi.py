@@ -13,10 +13,12 @@ class TaskIn(serializers.Serializer):
     dependencies = serializers.ListField(child=serializers.CharField(), required=False)
     parameters = serializers.DictField(child=serializers.CharField(), required=False)
     queue = serializers.CharField(required=False)
+    pool = serializers.CharField(required=False, allow_null=True, help_text="A pool's name (unknown: 400).")
 
 
 class TaskOut(TaskIn):
     id = serializers.CharField()
+    version = serializers.IntegerField(help_text="+1 on each PUT that changes the task.")
     created_at = serializers.DateTimeField(required=False, help_text="Single read only.")
     updated_at = serializers.DateTimeField(required=False, help_text="Single read only.")
 
@@ -39,10 +41,14 @@ class DagIn(serializers.Serializer):
     tasks = DagTask(many=True)
     context = serializers.CharField(required=False, allow_null=True)
     tags = serializers.ListField(child=serializers.CharField(), required=False)
+    max_active_runs = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="Further runs wait pending (null: no limit)."
+    )
 
 
 class DagOut(DagIn):
     id = serializers.CharField()
+    version = serializers.IntegerField(help_text="+1 on each PUT that changes the DAG.")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -54,6 +60,8 @@ class DagListItem(serializers.Serializer):
     tasks = serializers.ListField(child=serializers.CharField())
     context = serializers.CharField(allow_null=True)
     tags = serializers.ListField(child=serializers.CharField())
+    max_active_runs = serializers.IntegerField(allow_null=True)
+    version = serializers.IntegerField()
 
 
 class DagList(serializers.Serializer):
@@ -101,3 +109,21 @@ class ParameterSetList(serializers.Serializer):
 class Deleted(serializers.Serializer):
     success = serializers.BooleanField()
     message = serializers.CharField()
+
+
+class PoolIn(serializers.Serializer):
+    slots = serializers.IntegerField(min_value=0, help_text="How many task runs of the pool may run at once.")
+
+
+class PoolOut(serializers.Serializer):
+    name = serializers.CharField()
+    slots = serializers.IntegerField()
+    used = serializers.IntegerField(help_text="Task runs of the pool running now.")
+    queued = serializers.IntegerField(help_text="Task runs of the pool waiting to be claimed.")
+
+
+class PoolList(serializers.Serializer):
+    pools = PoolOut(many=True)
+    total = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()

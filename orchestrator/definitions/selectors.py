@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import QueryDict
 
-from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
+from orchestrator.definitions.models import (
+    Context,
+    Dag,
+    DefinitionVersion,
+    ParameterSet,
+    Pool,
+    TaskDefinition,
+)
 from orchestrator.definitions.querying import pattern_filter, sort_order
+from orchestrator.runs.models import QUEUED, RUNNING, TaskRun
 from shared.api import errors
 
 TASK_SORTS = {
@@ -81,3 +90,54 @@ def context_resolve(context_id: str | None) -> dict[str, str]:
     for context in reversed(context_chain(context_id)):
         resolved.update(context.variables)
     return resolved
+
+
+def _version(kind: str, definition_id: str, version: int, label: str) -> DefinitionVersion:
+    found = DefinitionVersion.objects.filter(kind=kind, definition_id=definition_id, version=version).first()
+    if found is None:
+        raise errors.NotFound(f"{label} {definition_id} has no version {version}.")
+    return found
+
+
+def task_version(*, task_id: str, version: int) -> TaskDefinition:
+    """That version of the task as it was saved (unsaved instance; kept after a delete too)."""
+    found = _version("task", task_id, version, "Task")
+    first = DefinitionVersion.objects.filter(kind="task", definition_id=task_id).order_by("version").first()
+    created = first.created_at if first else found.created_at
+    return TaskDefinition(id=task_id, version=version, created_at=created, updated_at=found.created_at,
+                          **found.snapshot)  # fmt: skip
+
+
+def dag_version(*, dag_id: str, version: int) -> Dag:
+    found = _version("dag", dag_id, version, "DAG")
+    first = DefinitionVersion.objects.filter(kind="dag", definition_id=dag_id).order_by("version").first()
+    created = first.created_at if first else found.created_at
+    return Dag(id=dag_id, version=version, created_at=created, updated_at=found.created_at, **found.snapshot)
+
+
+@dataclass(frozen=True)
+class PoolState:
+    name: str
+    slots: int
+    used: int  # task runs of the pool running now
+    queued: int  # task runs of the pool waiting to be claimed
+
+
+def pool_list() -> list[PoolState]:
+    counts = {
+        row["pool"]: row
+        for row in TaskRun.objects.filter(pool__isnull=False, status__in=(QUEUED, RUNNING))
+        .values("pool")
+        .annotate(used=Count("id", filter=Q(status=RUNNING)), queued=Count("id", filter=Q(status=QUEUED)))
+        .order_by()
+    }
+    return [
+        PoolState(
+            p.name, p.slots, counts.get(p.name, {}).get("used", 0), counts.get(p.name, {}).get("queued", 0)
+        )
+        for p in Pool.objects.order_by("name")
+    ]
+
+
+def pool_state(pool: Pool) -> PoolState:
+    return next(p for p in pool_list() if p.name == pool.name)

@@ -6,14 +6,25 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Max
 
-from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
+from orchestrator.definitions.models import (
+    Context,
+    Dag,
+    DefinitionVersion,
+    ParameterSet,
+    Pool,
+    TaskDefinition,
+)  # fmt: skip
 from orchestrator.definitions.selectors import context_chain
 from orchestrator.definitions.validation import check_id
+from orchestrator.runs.limits import dag_admit_if_waiting, pool_wake
 from shared.api import errors
 from shared.api.time import now_ms
 
 Definition = TypeVar("Definition", TaskDefinition, Dag, Context, ParameterSet)
+Versioned = TypeVar("Versioned", TaskDefinition, Dag)
+VERSION_KIND = {TaskDefinition: "task", Dag: "dag"}
 
 
 def _upsert(model: type[Definition], pk: str, fields: dict[str, Any]) -> tuple[Definition, bool]:
@@ -28,6 +39,31 @@ def _upsert(model: type[Definition], pk: str, fields: dict[str, Any]) -> tuple[D
     return obj, False
 
 
+def _versioned_upsert(model: type[Versioned], pk: str, fields: dict[str, Any]) -> tuple[Versioned, bool]:
+    """Creates or replaces a task or DAG definition: a PUT that changes it makes a new version (its
+    snapshot kept for the runs that executed it); a PUT that changes nothing keeps the version and
+    touches nothing. A definition created again after a delete continues the numbering."""
+    kind = VERSION_KIND[model]
+    now = now_ms()
+    obj = model.objects.select_for_update().filter(pk=pk).first()
+    if obj is not None and all(getattr(obj, name) == value for name, value in fields.items()):
+        return obj, False
+    created = obj is None
+    if obj is None:
+        last = DefinitionVersion.objects.filter(kind=kind, definition_id=pk).aggregate(v=Max("version"))["v"]
+        obj = model(pk=pk, created_at=now, version=(last or 0) + 1, **fields)
+    else:
+        for name, value in fields.items():
+            setattr(obj, name, value)
+        obj.version += 1
+    obj.updated_at = now
+    obj.save()
+    DefinitionVersion.objects.create(
+        kind=kind, definition_id=pk, version=obj.version, snapshot=fields, created_at=now
+    )
+    return obj, created
+
+
 @transaction.atomic
 def task_definition_put(
     *,
@@ -38,12 +74,15 @@ def task_definition_put(
     dependencies: list[str],
     parameters: dict[str, str],
     queue: str,
+    pool: str | None = None,
 ) -> tuple[TaskDefinition, bool]:
     """Creates or replaces the task; an empty `name` means the id, an empty `queue` the default
-    queue."""
+    queue. `pool` names an existing pool (unknown: 400)."""
     check_id(task_id, "task_id")
     _check_dependencies(task_id, dependencies)
-    return _upsert(
+    if pool and not Pool.objects.filter(pk=pool).exists():
+        raise errors.ValidationFailed(f"unknown pool: {pool}", field="pool")
+    return _versioned_upsert(
         TaskDefinition,
         task_id,
         dict(
@@ -53,6 +92,7 @@ def task_definition_put(
             dependencies=dependencies,
             parameters=parameters,
             queue=queue or settings.DEFAULT_TASK_QUEUE,
+            pool=pool or None,
         ),
     )
 
@@ -121,8 +161,10 @@ def dag_put(
     tasks: list[dict[str, Any]],
     context: str | None,
     tags: list[str],
+    max_active_runs: int | None = None,
 ) -> tuple[Dag, bool]:
-    """`tasks` are `{id, parameters}` entries; an empty `name` means the id."""
+    """`tasks` are `{id, parameters}` entries; an empty `name` means the id. `max_active_runs`
+    (null: no limit) holds further runs of the DAG back, `pending`, until an active one ends."""
     check_id(dag_id, "dag_id")
     ids = [t["id"] for t in tasks]
     if len(set(ids)) != len(ids):
@@ -134,8 +176,14 @@ def dag_put(
         raise errors.ValidationFailed(f"unknown task(s): {', '.join(unknown)}", field="tasks")
     if context and not Context.objects.filter(pk=context).exists():
         raise errors.ValidationFailed(f"unknown context: {context}", field="context")
-    fields = dict(name=name or dag_id, description=description, tasks=tasks, context=context, tags=tags)
-    return _upsert(Dag, dag_id, fields)
+    fields = dict(
+        name=name or dag_id, description=description, tasks=tasks, context=context, tags=tags,
+        max_active_runs=max_active_runs,
+    )  # fmt: skip
+    dag, created = _versioned_upsert(Dag, dag_id, fields)
+    # a raised limit admits runs that were waiting for it
+    transaction.on_commit(lambda: dag_admit_if_waiting(dag_id=dag_id))
+    return dag, created
 
 
 @transaction.atomic
@@ -160,3 +208,16 @@ def parameter_set_put(*, parameter_set_id: str, parameters: dict[str, str]) -> t
     """Keys are PARAM or <task_id>.<PARAM>; they are checked when a schedule uses the set."""
     check_id(parameter_set_id, "parameter_set_id")
     return _upsert(ParameterSet, parameter_set_id, dict(parameters=parameters))
+
+
+@transaction.atomic
+def pool_put(*, name: str, slots: int) -> tuple[Pool, bool]:
+    """Creates a pool or changes its slots; task runs waiting for a slot are woken when it grows."""
+    check_id(name, "name")
+    now = now_ms()
+    pool, created = Pool.objects.update_or_create(
+        pk=name, defaults={"slots": slots, "updated_at": now}, create_defaults={"slots": slots,
+        "created_at": now, "updated_at": now},
+    )  # fmt: skip
+    transaction.on_commit(lambda: pool_wake(pool=name))
+    return pool, created

@@ -12,7 +12,7 @@ class Event(models.Model):
         (t, t)
         for t in (
             "task.pending", "task.queued", "task.running", "task.completed", "task.failed", "task.cancelled",
-            "dag.pending", "dag.running", "dag.completed", "dag.failed", "dag.cancelled",
+            "dag.pending", "dag.running", "dag.completed", "dag.failed", "dag.cancelled", "dag.paused", "dag.resumed",
             "agent.registered", "agent.offline",
         )
     ]  # fmt: skip

@@ -71,10 +71,11 @@ def task_run_event_data(task_run: TaskRun | SimpleNamespace, run: Run | SimpleNa
     }
 
 
-def event_emit_run(run: Run) -> Event:
-    """`dag.<status>` for a run's new state; schedule-task runs (no DAG) emit them too."""
+def event_emit_run(run: Run, *, type: str = "") -> Event:
+    """`dag.<status>` for a run's new state (or `type`, e.g. `dag.resumed`); schedule-task runs (no
+    DAG) emit them too."""
     return event_emit(
-        type=f"dag.{run.status}",
+        type=type or f"dag.{run.status}",
         data={
             "run_id": run.run_id,
             "dag_id": run.dag_id,

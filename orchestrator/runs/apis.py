@@ -26,6 +26,7 @@ RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 MAX_TIMEOUT = 7 * 24 * 3600
 MAX_RETRIES = 20
 MAX_RETRY_DELAY = 24 * 3600
+MAX_PRIORITY = 1_000_000
 
 
 def _integer(p: Problems, body: dict, name: str, *, minimum: int, maximum: int) -> int | None:
@@ -61,6 +62,11 @@ def read_options(body: dict, p: Problems) -> ScheduleOptions:
         _integer(p, body, "retry_delay_seconds", minimum=0, maximum=MAX_RETRY_DELAY) or 0
     )
     opts.parameter_set = p.string(body, "parameter_set") or None
+    priority = body.get("priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) > MAX_PRIORITY:
+        p.add("priority", f"priority must be an integer from -{MAX_PRIORITY} to {MAX_PRIORITY}")
+    else:
+        opts.priority = priority
     return opts
 
 
@@ -89,6 +95,9 @@ def run_out(run: Run) -> dict:
         "completed_tasks": run.completed_tasks,
         "failed_tasks": run.failed_tasks,
         "original_run_id": run.original_run_id,
+        "priority": run.priority,
+        "schedule_id": run.schedule_id,
+        "fire_time": iso(run.fire_time),
     }
 
 
@@ -220,13 +229,33 @@ class RunCancelApi(APIView):
         )
 
 
+def run_state_out(run: Run) -> dict:
+    return {"success": True, "run_id": run.run_id, "status": run.status}
+
+
+class RunPauseApi(APIView):
+    min_role = OPERATOR_POST
+
+    @extend_schema(request=None, responses=openapi.RunStateOut)
+    def post(self, request: Request, run_id: str) -> Response:
+        return Response(run_state_out(services.run_pause(run_id=run_id)))
+
+
+class RunResumeApi(APIView):
+    min_role = OPERATOR_POST
+
+    @extend_schema(request=None, responses=openapi.RunStateOut)
+    def post(self, request: Request, run_id: str) -> Response:
+        return Response(run_state_out(services.run_resume(run_id=run_id)))
+
+
 class RunRerunApi(APIView):
     min_role = OPERATOR_POST
 
     class InputSerializer(ProblemsSerializer):
         def read(self, body: dict, problems: Problems) -> dict[str, Any]:
             flags = {}
-            for name in ("failed_only", "reset_params"):
+            for name in ("failed_only", "reset_params", "latest"):
                 value = body.get(name, False)
                 if not isinstance(value, bool):
                     problems.add(name, "must be a boolean")
@@ -261,6 +290,8 @@ class RunDetailApi(APIView):
         run = selectors.run_get(run_id)
         out = run_out(run)
         out["context"] = run.context
+        out["versions"] = run.versions
+        out["dag_version"] = run.dag_version
         if include_tasks:
             task_runs = selectors.task_runs_of(run)
             logs = selectors.logs_by_task_run([tr.id for tr in task_runs]) if include_logs else {}

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 
-from orchestrator.runs import lifecycle
+from orchestrator.runs import claiming, lifecycle, limits
 from orchestrator.runs.models import TaskLogLine, TaskRun
 from shared.api.time import now_ms
 
@@ -323,7 +323,24 @@ def execute(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str
         task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, agent_session=agent_session
     )
     if execution is None:
+        # Priorities or pools order the queue: the message claims the queue's best task run instead.
+        # Not retried: a failed attempt leaves the message to the sweeper's re-sent wake-ups.
+        execution = _tolerate(
+            lambda: claiming.claim_next(
+                task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, agent_session=agent_session
+            ),
+            "Claim of the queue's next task run",
+        )
+    if execution is None:
         return None
+    status = _run(execution)
+    if execution.pool:  # a slot of the pool is free again: wake whoever waits for it
+        _tolerate(lambda: limits.pool_wake(pool=execution.pool or ""), "Pool wake-up")
+    return status
+
+
+def _run(execution: lifecycle.Execution) -> str | None:
+    task_run_id = execution.task_run_id
     outcome = CommandRunner(execution).run()
     if outcome.cancelled:
         retry_transient(

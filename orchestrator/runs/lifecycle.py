@@ -29,6 +29,8 @@ from orchestrator.runs.models import (
     CANCELLED,
     COMPLETED,
     FAILED,
+    OPEN,
+    PAUSED,
     PENDING,
     QUEUED,
     RUNNING,
@@ -57,6 +59,7 @@ class Execution:
     dag_id: str | None = None
     start_time: datetime | None = None
     has_dependents: bool = True
+    pool: str | None = None
 
 
 def lock_run(run_id: str) -> Run:
@@ -82,8 +85,9 @@ def _set_status(
 def queue_ready(run: Run) -> list[Wakeup]:
     """Queues the pending task runs whose upstream all completed (a run's roots, and after a rerun
     those whose upstream was carried over). Caller holds the run lock, so no other transaction can
-    move these pending rows meanwhile: one UPDATE and one events insert serve a large DAG."""
-    if run.status not in (PENDING, RUNNING):
+    move these pending rows meanwhile: one UPDATE and one events insert serve a large DAG. A paused
+    run queues nothing, nor does one its DAG's max_active_runs holds back."""
+    if run.status not in (PENDING, RUNNING) or run.waiting:
         return []
     pending = list(TaskRun.objects.filter(run=run, status=PENDING).order_by("pk"))
     needed = {u for tr in pending for u in tr.upstream}
@@ -114,11 +118,12 @@ WITH claimed AS (
     UPDATE orch_runs_taskrun AS t
        SET status = 'running', attempts = t.attempts + 1, agent_id = %(agent)s, agent_session = %(session)s,
            start_time = %(now)s, end_time = NULL, exit_code = NULL
-     WHERE t.id = %(id)s AND t.status = 'queued' AND t.attempts = %(attempt)s
-       -- a dependent queued by an upstream completion racing a cancel/fail must not start
+     WHERE t.id = %(id)s AND t.status = 'queued' AND t.attempts = %(attempt)s {guard}
+       -- a dependent queued by an upstream completion racing a cancel/fail must not start, nor
+       -- anything of a paused run
        AND EXISTS (SELECT 1 FROM orch_runs_run r WHERE r.run_id = t.run_id AND r.status IN ('pending', 'running'))
     RETURNING t.run_id, t.task_id, t.command, t.env, t.max_attempts, t.timeout_seconds, t.log_bytes,
-              t.log_truncated, t.has_dependents,
+              t.log_truncated, t.has_dependents, t.pool,
               (SELECT r.dag_id FROM orch_runs_run r WHERE r.run_id = t.run_id) AS dag_id,
               (SELECT r.status FROM orch_runs_run r WHERE r.run_id = t.run_id) AS run_status
 ), event AS (
@@ -132,14 +137,48 @@ WITH claimed AS (
 )
 SELECT * FROM claimed
 """
+# A wake-up claims its own task run only while nothing orders the queue: the task run has no
+# priority and no pool, and no task run with a positive priority waits in its queue (a partial index
+# that stays empty without priorities answers that). Otherwise the agent claims the queue's best
+# claimable task run instead (runs.claiming), and messages act as tokens.
+FAST_GUARD = """AND t.priority = 0 AND t.pool IS NULL
+       AND NOT EXISTS (SELECT 1 FROM orch_runs_taskrun q
+                        WHERE q.queue = t.queue AND q.status = 'queued' AND q.priority > 0)"""
+FAST_CLAIM_SQL = CLAIM_SQL.format(guard=FAST_GUARD)
+EXACT_CLAIM_SQL = CLAIM_SQL.format(guard="")
 
 
 def claim(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str = "") -> Execution | None:
-    """queued -> running for exactly one message. None when this message is stale or a duplicate.
+    """queued -> running for exactly one message. None when this message is stale or a duplicate,
+    or when the queue's order (priorities, pools) does not let it take its own task run.
     `agent_session` names the claiming process, whose heartbeat the sweeper then watches."""
+    claimed = claim_row(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id,
+                        agent_session=agent_session, guarded=True)  # fmt: skip
+    if claimed is None:
+        _cancel_if_run_ended(task_run_id)
+        return None
+    return after_claim(claimed)
+
+
+def after_claim(claimed: tuple[Execution, str]) -> Execution:
+    """After the claim committed, in its own transaction: taking the run lock while holding the
+    task run's row would invert the lock order cancel uses."""
+    execution, run_status = claimed
+    if run_status == PENDING:
+        _mark_run_running(execution.run_id)
+    return execution
+
+
+def claim_row(
+    *, task_run_id: str, attempt: int, agent_id: str, agent_session: str, guarded: bool
+) -> tuple[Execution, str] | None:
+    """The conditional UPDATE alone: the execution and the run's status before it started, or None.
+    `guarded`: only while no priority or pool orders the queue (the wake-up's fast path)."""
     session = agent_session or None
     if connection.vendor != "postgresql":
-        return _claim_portable(task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, session=session)
+        return _claim_portable(
+            task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, session=session, guarded=guarded
+        )
     now = now_ms()
     params: dict[str, str | int | datetime | None] = {
         "agent": agent_id,
@@ -150,10 +189,9 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str =
         "attempt": attempt,
     }
     with connection.cursor() as cursor:
-        cursor.execute(CLAIM_SQL, params)
+        cursor.execute(FAST_CLAIM_SQL if guarded else EXACT_CLAIM_SQL, params)
         row = cursor.fetchone()
     if row is None:
-        _cancel_if_run_ended(task_run_id)
         return None
     (
         run_id,
@@ -165,18 +203,16 @@ def claim(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str =
         log_bytes,
         truncated,
         has_deps,
+        pool,
         dag_id,
         run_status,
     ) = row
-    if run_status == PENDING:
-        # After the claim committed, in its own transaction: taking the run lock while holding the
-        # task run's row would invert the lock order cancel uses.
-        _mark_run_running(run_id)
     return Execution(
         task_run_id=task_run_id, run_id=run_id, attempt=attempt + 1, max_attempts=max_attempts, command=command,
         env=json.loads(env) if isinstance(env, str) else env, timeout_seconds=timeout, log_bytes=log_bytes,
         log_truncated=truncated, task_id=task_id, dag_id=dag_id, start_time=now, has_dependents=has_deps,
-    )  # fmt: skip
+        pool=pool,
+    ), run_status  # fmt: skip
 
 
 @transaction.atomic
@@ -187,8 +223,8 @@ def _mark_run_running(run_id: str) -> None:
 
 
 def _claim_portable(
-    *, task_run_id: str, attempt: int, agent_id: str, session: str | None
-) -> Execution | None:
+    *, task_run_id: str, attempt: int, agent_id: str, session: str | None, guarded: bool
+) -> tuple[Execution, str] | None:
     """The claim on SQLite (the embedded default). The conditional UPDATE still decides which
     message wins; the run's status needs no check inside it, because SQLite's immediate transactions
     run one writer at a time: a cancel or failure that commits first has already moved this task
@@ -197,7 +233,12 @@ def _claim_portable(
     if tr is None or tr.status != QUEUED or tr.attempts != attempt:
         return None
     if tr.run.status not in (PENDING, RUNNING):
-        _cancel_if_run_ended(task_run_id)
+        return None
+    if guarded and (
+        tr.priority != 0
+        or tr.pool
+        or TaskRun.objects.filter(queue=tr.queue, status=QUEUED, priority__gt=0).exists()
+    ):
         return None
     with transaction.atomic():
         now = now_ms()
@@ -219,13 +260,11 @@ def _claim_portable(
             None,
         )
         event_emit_task_run(tr, tr.run)
-    if tr.run.status == PENDING:
-        _mark_run_running(tr.run_id)
     return Execution(
         task_run_id=tr.id, run_id=tr.run_id, attempt=tr.attempts, max_attempts=tr.max_attempts, command=tr.command,
         env=tr.env, timeout_seconds=tr.timeout_seconds, log_bytes=tr.log_bytes, log_truncated=tr.log_truncated,
-        task_id=tr.task_id, dag_id=tr.run.dag_id, start_time=now, has_dependents=tr.has_dependents,
-    )  # fmt: skip
+        task_id=tr.task_id, dag_id=tr.run.dag_id, start_time=now, has_dependents=tr.has_dependents, pool=tr.pool,
+    ), tr.run.status  # fmt: skip
 
 
 def claimed_by(*, task_run_id: str, attempt: int, agent_session: str) -> Execution | None:
@@ -242,6 +281,7 @@ def claimed_by(*, task_run_id: str, attempt: int, agent_session: str) -> Executi
         task_run_id=tr.id, run_id=tr.run_id, attempt=tr.attempts, max_attempts=tr.max_attempts, command=tr.command,
         env=tr.env, timeout_seconds=tr.timeout_seconds, log_bytes=tr.log_bytes, log_truncated=tr.log_truncated,
         task_id=tr.task_id, dag_id=tr.run.dag_id, start_time=tr.start_time, has_dependents=tr.has_dependents,
+        pool=tr.pool,
     )  # fmt: skip
 
 
@@ -394,8 +434,11 @@ def _finish_completed(
 def _queue_ready_dependents(run: Run | SimpleNamespace, candidates: list[str]) -> list[Wakeup]:
     """Fan-in: the dependents are already locked, so of two upstream task runs completing at once
     the later one to take the locks sees the other's committed completion: the dependent is queued
-    exactly once, never missed."""
-    locked = list(TaskRun.objects.filter(pk__in=candidates, status=PENDING).order_by("pk"))
+    exactly once, never missed. Dependents of a paused run stay pending until it is resumed (a
+    pause committing meanwhile is caught by the claim, which starts nothing of a paused run)."""
+    locked = list(
+        TaskRun.objects.filter(pk__in=candidates, status=PENDING).exclude(run__status=PAUSED).order_by("pk")
+    )
     needed = {u for tr in locked for u in tr.upstream}
     done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
     ready = [tr for tr in locked if set(tr.upstream) <= done]
@@ -415,7 +458,7 @@ def _finish_failed(
     now = now_ms()
     if note:
         append_log(tr, [note])
-    if retryable and tr.attempts < tr.max_attempts and run.status in (PENDING, RUNNING):
+    if retryable and tr.attempts < tr.max_attempts and run.status in OPEN:
         delay = tr.retry_delay_seconds
         _set_status(
             [tr], run, QUEUED, end_time=now, exit_code=exit_code, agent_id=None, agent_session=None,
@@ -444,19 +487,36 @@ def complete_run_if_done(run_id: str) -> bool:
         Run.objects.filter(pk=run.pk).update(status=COMPLETED, end_time=now)
         run.status, run.end_time = COMPLETED, now
         event_emit_run(run)
+        _run_ended(run)
     return True
+
+
+def _run_ended(run: Run) -> None:
+    """A run of a DAG that ended may make room for a run its max_active_runs holds back."""
+    if run.dag_id:
+        dag_id = run.dag_id
+        transaction.on_commit(lambda: _admit(dag_id))
+
+
+def _admit(dag_id: str) -> None:
+    # runs.limits admits through this module (queue_ready, lock_run): a top-level import would loop
+    from orchestrator.runs.limits import dag_admit_if_waiting
+
+    dag_admit_if_waiting(dag_id=dag_id)
 
 
 def fail_run(run: Run, now: datetime) -> None:
     """A run fails as soon as a task run fails for good; its dependents never start
-    (pending and queued task runs are cancelled); task runs already running may finish."""
-    if run.status not in (PENDING, RUNNING):
+    (pending and queued task runs are cancelled); task runs already running may finish. A paused
+    run fails too: pausing stops new starts, not the outcome of what already runs."""
+    if run.status not in OPEN:
         return
     Run.objects.filter(pk=run.pk).update(status=FAILED, end_time=now)
     run.status, run.end_time = FAILED, now
     waiting = list(TaskRun.objects.filter(run=run, status__in=(PENDING, QUEUED)).order_by("pk"))
     _set_status(waiting, run, CANCELLED, end_time=now)
     event_emit_run(run)
+    _run_ended(run)
 
 
 def cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
@@ -468,6 +528,7 @@ def cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
         Run.objects.filter(pk=run.pk).update(status=CANCELLED, end_time=now, cancel_force=force)
         run.status, run.end_time, run.cancel_force = CANCELLED, now, force
         event_emit_run(run)
+        _run_ended(run)
     elif force and not run.cancel_force:
         Run.objects.filter(pk=run.pk).update(cancel_force=True)
     return len(changed)

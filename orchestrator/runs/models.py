@@ -3,14 +3,16 @@ Celery messages only wake an agent, which claims a task run with a conditional U
 
 from django.db import models
 
-PENDING, QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = (
-    "pending", "queued", "running", "completed", "failed", "cancelled",
+PENDING, QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED, PAUSED = (
+    "pending", "queued", "running", "completed", "failed", "cancelled", "paused",
 )  # fmt: skip
 TERMINAL = (COMPLETED, FAILED, CANCELLED)
+# A run in one of these states may still change (a paused run's task runs finish, and it can fail).
+OPEN = (PENDING, RUNNING, PAUSED)
 
 
 class Run(models.Model):
-    STATUSES = [(s, s) for s in (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED)]
+    STATUSES = [(s, s) for s in (PENDING, RUNNING, PAUSED, COMPLETED, FAILED, CANCELLED)]
 
     run_id = models.CharField(primary_key=True, max_length=128)
     dag_id = models.CharField(max_length=100, null=True, blank=True, db_index=True)  # noqa: DJ001 - null is the API's 'none'
@@ -29,6 +31,16 @@ class Run(models.Model):
     )
     start_time = models.DateTimeField(db_index=True)  # when it was scheduled
     end_time = models.DateTimeField(null=True, blank=True)
+    # Set on runs a time schedule made: which schedule, for which of its fire times. Not a foreign
+    # key: the runs keep both after the schedule is deleted.
+    schedule_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null: not made by a schedule
+    fire_time = models.DateTimeField(null=True, blank=True)
+    priority = models.IntegerField(default=0)  # higher is claimed first within a queue
+    # The definition versions the run executes: {task_id: version}, and the DAG's version.
+    versions = models.JSONField(default=dict)
+    dag_version = models.PositiveIntegerField(null=True, blank=True)
+    # Held back by its DAG's max_active_runs: pending, with no task run queued, until admitted.
+    waiting = models.BooleanField(default=False)
 
     # Not columns: task run counts that `runs.selectors.with_counts` attaches to a page of runs.
     task_count: int
@@ -37,6 +49,15 @@ class Run(models.Model):
 
     class Meta:
         ordering = ("-start_time", "run_id")
+        constraints = [
+            # Each fire time of a schedule makes at most one run, whatever the schedulers do.
+            models.UniqueConstraint(fields=["schedule_id", "fire_time"], name="orch_run_schedule_fire_once")
+        ]
+        indexes = [
+            models.Index(
+                fields=["dag_id", "start_time"], name="orch_run_waiting", condition=models.Q(waiting=True)
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.run_id
@@ -70,12 +91,24 @@ class TaskRun(models.Model):
     carried_from = models.CharField(max_length=128, null=True, blank=True)  # noqa: DJ001 - null is the API's 'none'; rerun: reused result
     log_bytes = models.PositiveIntegerField(default=0)
     log_truncated = models.BooleanField(default=False)
+    priority = models.IntegerField(default=0)  # the run's priority, here so a claim can order by it
+    pool = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null: no pool
 
     class Meta:
         ordering = ("run_id", "id")
         indexes = [
             models.Index(fields=["run", "status"], name="orch_taskrun_run_status"),
             models.Index(fields=["status", "queue", "queued_at"], name="orch_taskrun_queue"),
+            # Both stay empty while no run has a positive priority and no task a pool, so the
+            # claim's checks against them cost next to nothing then.
+            models.Index(
+                fields=["queue", "priority"],
+                name="orch_taskrun_prioritized",
+                condition=models.Q(status="queued", priority__gt=0),
+            ),
+            models.Index(
+                fields=["pool", "status"], name="orch_taskrun_pool", condition=models.Q(pool__isnull=False)
+            ),
         ]
 
     def __str__(self) -> str:

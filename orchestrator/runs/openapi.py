@@ -12,6 +12,9 @@ class ScheduleCommon(serializers.Serializer):
     retries = serializers.IntegerField(required=False, min_value=0, max_value=20)
     retry_delay_seconds = serializers.IntegerField(required=False, min_value=0)
     parameter_set = serializers.CharField(required=False, help_text="Parameter set id (extension).")
+    priority = serializers.IntegerField(
+        required=False, default=0, help_text="Higher is claimed first within a queue (default 0)."
+    )
 
 
 class ScheduleTaskIn(ScheduleCommon):
@@ -60,10 +63,19 @@ class CancelOut(serializers.Serializer):
     run_id = serializers.CharField()
 
 
+class RunStateOut(serializers.Serializer):
+    success = serializers.BooleanField()
+    run_id = serializers.CharField()
+    status = serializers.CharField(help_text="paused after a pause; pending or running after a resume.")
+
+
 class RerunIn(serializers.Serializer):
     failed_only = serializers.BooleanField(required=False)
     from_task = serializers.CharField(required=False)
     reset_params = serializers.BooleanField(required=False)
+    latest = serializers.BooleanField(
+        required=False, help_text="Execute the latest definitions rather than the original's pinned versions."
+    )
 
 
 class RerunOut(serializers.Serializer):
@@ -98,10 +110,18 @@ class RunOut(serializers.Serializer):
     completed_tasks = serializers.IntegerField()
     failed_tasks = serializers.IntegerField()
     original_run_id = serializers.CharField(allow_null=True)
+    priority = serializers.IntegerField()
+    schedule_id = serializers.CharField(allow_null=True, help_text="The time schedule that made the run.")
+    fire_time = serializers.DateTimeField(allow_null=True, help_text="The schedule's fire time it is for.")
 
 
 class RunDetailOut(RunOut):
     context = serializers.DictField(child=serializers.CharField())
+    versions = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="{task_id: version}: the definition versions the run executes.",
+    )
+    dag_version = serializers.IntegerField(allow_null=True)
     tasks = TaskRunOut(many=True, required=False, help_text="With include_tasks=true.")
 
 

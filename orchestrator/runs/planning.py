@@ -24,6 +24,7 @@ class ScheduleOptions:
     retries: int = 0
     retry_delay_seconds: int = 0
     parameter_set: str | None = None
+    priority: int = 0  # higher is claimed first within a queue
 
 
 def with_parameter_set(opts: ScheduleOptions, p: Problems) -> ScheduleOptions:
@@ -98,9 +99,16 @@ def build_task_runs(
                 max_attempts=1 + opts.retries,
                 retry_delay_seconds=opts.retry_delay_seconds,
                 timeout_seconds=opts.timeout_seconds,
+                priority=opts.priority,
+                pool=task.pool,
             )
         )
     return mark_leaves(runs)
+
+
+def versions_of(definitions: dict[str, TaskDefinition]) -> dict[str, int]:
+    """{task_id: version}: what a run records it executes (its task runs copy those commands)."""
+    return {task_id: task.version for task_id, task in sorted(definitions.items())}
 
 
 def mark_leaves(task_runs: list[TaskRun]) -> list[TaskRun]:

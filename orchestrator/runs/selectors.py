@@ -24,7 +24,7 @@ RUN_SORTS = {
     "start_time": "start_time",
     "end_time": "end_time",
 }
-RUN_STATUSES = ("pending", "running", "completed", "failed", "cancelled")
+RUN_STATUSES = ("pending", "running", "paused", "completed", "failed", "cancelled")
 
 
 def with_counts(runs: list[Run]) -> list[Run]:
@@ -58,6 +58,8 @@ def run_list(*, params: QueryDict) -> QuerySet[Run]:
         qs = qs.filter(status=status)
     if params.get("dag_id"):
         qs = qs.filter(dag_id=params["dag_id"])
+    if params.get("schedule_id"):
+        qs = qs.filter(schedule_id=params["schedule_id"])
     since = parse_iso(params.get("since"), "since")
     until = parse_iso(params.get("until"), "until")
     if since:
@@ -122,14 +124,16 @@ def live_agents() -> QuerySet[Agent]:
 class QueueState:
     name: str
     consumer_count: int
-    queued: list[tuple[str, str]]  # (task run id, run id), oldest first
+    queued: list[tuple[str, str]]  # (task run id, run id), in claim order
 
 
 def queue_overview() -> list[QueueState]:
     """Every queue named by a task definition, a live agent or a queued task run, by name; lengths
     and positions come from the database, consumers are the live agents on each queue."""
     queued = list(
-        TaskRun.objects.filter(status=QUEUED).order_by("queued_at", "id").values_list("queue", "id", "run_id")
+        TaskRun.objects.filter(status=QUEUED)
+        .order_by("-priority", "queued_at", "id")  # the order claims take: highest priority, then oldest
+        .values_list("queue", "id", "run_id")
     )
     consumers: dict[str, int] = {}
     for queues in live_agents().values_list("queues", flat=True):

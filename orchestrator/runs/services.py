@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import replace
+from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
-from orchestrator.runs import lifecycle
-from orchestrator.runs.models import COMPLETED, QUEUED, TERMINAL, Run, TaskLogLine, TaskRun
+from orchestrator.runs import lifecycle, limits
+from orchestrator.runs.dispatch import Wakeup, send_on_commit
+from orchestrator.runs.models import (
+    COMPLETED,
+    PAUSED,
+    PENDING,
+    QUEUED,
+    RUNNING,
+    TERMINAL,
+    Run,
+    TaskLogLine,
+    TaskRun,
+)  # fmt: skip
 from orchestrator.runs.planning import (
     ScheduleOptions,
     build_task_runs,
     mark_leaves,
     new_task_run_ids,
     split_parameters,
+    versions_of,
     with_parameter_set,
 )  # fmt: skip
 from shared.api import errors
@@ -42,6 +55,7 @@ def _create_run(
                 timeout_seconds=opts.timeout_seconds,
                 retries=opts.retries,
                 retry_delay_seconds=opts.retry_delay_seconds,
+                priority=opts.priority,
                 start_time=now_ms(),
                 **extra,
             )
@@ -64,10 +78,16 @@ def _reject_known_run_id(run_id: str | None) -> None:
 
 
 def run_schedule_task(
-    *, task_id: str, options: ScheduleOptions, queue: str | None
+    *,
+    task_id: str,
+    options: ScheduleOptions,
+    queue: str | None,
+    schedule_id: str | None = None,
+    fire_time: datetime | None = None,
 ) -> tuple[Run, list[TaskRun]]:
     """The task and every task it depends on, transitively, as one run whose dag_id is null;
-    `queue` overrides the scheduled task's queue (not its dependencies')."""
+    `queue` overrides the scheduled task's queue (not its dependencies'). A time schedule passes
+    its id and the fire time the run is for."""
     if not TaskDefinition.objects.filter(pk=task_id).exists():
         raise errors.NotFound(f"Task {task_id} not found.")
     p = Problems()
@@ -87,13 +107,20 @@ def run_schedule_task(
         queue_override={task_id: queue} if queue else None,
     )
     run = _create_run(
-        opts=opts, dag_id=None, context_vars=context_vars, task_runs=task_runs, target_task_id=task_id
-    )
+        opts=opts, dag_id=None, context_vars=context_vars, task_runs=task_runs, target_task_id=task_id,
+        versions=versions_of(definitions), schedule_id=schedule_id, fire_time=fire_time,
+    )  # fmt: skip
     lifecycle.run_start(run_id=run.run_id)
     return run, task_runs
 
 
-def run_schedule_dag(*, dag_id: str, options: ScheduleOptions) -> tuple[Run, list[TaskRun]]:
+def run_schedule_dag(
+    *,
+    dag_id: str,
+    options: ScheduleOptions,
+    schedule_id: str | None = None,
+    fire_time: datetime | None = None,
+) -> tuple[Run, list[TaskRun]]:
     dag = Dag.objects.filter(pk=dag_id).first()
     if dag is None:
         raise errors.NotFound(f"DAG {dag_id} not found.")
@@ -114,9 +141,22 @@ def run_schedule_dag(*, dag_id: str, options: ScheduleOptions) -> tuple[Run, lis
         schedule_parameters=per_task,
         opts=opts,
     )
-    run = _create_run(opts=opts, dag_id=dag.id, context_vars=context_vars, task_runs=task_runs)
-    lifecycle.run_start(run_id=run.run_id)
+    limited = dag.max_active_runs is not None
+    run = _create_run(
+        opts=opts, dag_id=dag.id, context_vars=context_vars, task_runs=task_runs,
+        versions=versions_of(definitions), dag_version=dag.version, waiting=limited,
+        schedule_id=schedule_id, fire_time=fire_time,
+    )  # fmt: skip
+    _start(run)
     return run, task_runs
+
+
+def _start(run: Run) -> None:
+    """A run of a DAG with max_active_runs is created waiting and admitted when there is room."""
+    if run.waiting:
+        limits.dag_admit_waiting(dag_id=run.dag_id or "")
+    else:
+        lifecycle.run_start(run_id=run.run_id)
 
 
 def get_run(run_id: str) -> Run:
@@ -135,6 +175,49 @@ def run_cancel(*, run_id: str, force: bool) -> int:
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
     return lifecycle.cancel_locked(run, force=force, now=now_ms())
+
+
+@transaction.atomic
+def run_pause(*, run_id: str) -> Run:
+    """Task runs already running finish; nothing else of the run starts until it is resumed (the
+    claim refuses task runs of a paused run, and completions queue no dependents of one). Pausing
+    a paused run changes nothing; a finished run cannot be paused (409)."""
+    get_run(run_id)
+    run = lifecycle.lock_run(run_id)
+    if run.status in TERMINAL:
+        raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
+    if run.status != PAUSED:
+        Run.objects.filter(pk=run.pk).update(status=PAUSED)
+        run.status = PAUSED
+        event_emit_run(run)
+    return run
+
+
+def run_resume(*, run_id: str) -> Run:
+    """The run goes on where it stopped: dependents that became ready meanwhile are queued and the
+    task runs left queued are woken again (their wake-ups were refused while paused)."""
+    run = _resume_locked(run_id)
+    if run.status == RUNNING:
+        lifecycle.complete_run_if_done(run.run_id)  # its last task runs may have finished while paused
+        run.refresh_from_db(fields=["status", "end_time"])
+    return run
+
+
+@transaction.atomic
+def _resume_locked(run_id: str) -> Run:
+    get_run(run_id)
+    run = lifecycle.lock_run(run_id)
+    if run.status != PAUSED:
+        raise errors.InvalidState(f"Run {run_id} is {run.status}, not paused.")
+    # a run is pending until its first task run starts executing
+    started = TaskRun.objects.filter(run=run, attempts__gt=0).exists()
+    run.status = RUNNING if started else PENDING
+    Run.objects.filter(pk=run.pk).update(status=run.status)
+    event_emit_run(run, type="dag.resumed")
+    waiting = list(TaskRun.objects.filter(run=run, status=QUEUED).values_list("id", "queue", "attempts"))
+    TaskRun.objects.filter(run=run, status=QUEUED).update(dispatched_at=now_ms())
+    send_on_commit([Wakeup(*row) for row in waiting] + lifecycle.queue_ready(run))
+    return run
 
 
 @transaction.atomic
@@ -194,25 +277,29 @@ def rerun_selection(original: Run, *, failed_only: bool, from_task: str | None) 
 
 
 def _rerun_task_runs(
-    original: Run, execute: set[str], carry: set[str], *, reset_params: bool
+    original: Run, execute: set[str], carry: set[str], fresh: dict[str, TaskRun]
 ) -> list[TaskRun]:
+    """The selected task runs again: what the original executed (its pinned versions), or for the
+    task ids in `fresh` what their latest definitions make."""
     old = {tr.task_id: tr for tr in original.task_runs.all()}
     ids = new_task_run_ids(sorted(execute | carry))
     by_old_id = {tr.id: ids[t] for t, tr in old.items() if t in ids}
-    fresh = _fresh_definitions(original, execute) if reset_params else {}
     out = []
     for task_id in sorted(ids):
         tr = old[task_id]
+        source = fresh.get(task_id, tr)
         new = TaskRun(
             id=ids[task_id],
             task_id=task_id,
-            command=fresh[task_id].command if task_id in fresh else tr.command,
-            env=fresh[task_id].env if task_id in fresh else tr.env,
-            queue=tr.queue,
+            command=source.command,
+            env=source.env,
+            queue=source.queue,
+            pool=source.pool,
             upstream=[by_old_id[u] for u in tr.upstream],
             max_attempts=tr.max_attempts,
             retry_delay_seconds=tr.retry_delay_seconds,
             timeout_seconds=tr.timeout_seconds,
+            priority=original.priority,
         )
         if task_id in carry:
             new.status, new.carried_from = COMPLETED, tr.id
@@ -221,38 +308,61 @@ def _rerun_task_runs(
     return mark_leaves(out)
 
 
-def _fresh_definitions(original: Run, task_ids: set[str]) -> dict[str, TaskRun]:
-    """reset_params: commands and parameters from the current definitions, without the original
-    schedule's parameters and env_vars."""
+def _fresh_definitions(
+    original: Run, task_ids: set[str], *, reset_params: bool
+) -> tuple[dict[str, TaskRun], dict[str, int]]:
+    """The latest definitions of `task_ids` as task runs, and their versions. With `reset_params`,
+    without the original schedule's parameters and env_vars (and with the context as it is now);
+    otherwise with them, as the original was scheduled."""
     definitions = {t.id: t for t in TaskDefinition.objects.filter(pk__in=task_ids)}
     missing = sorted(task_ids - set(definitions))
     if missing:
         raise errors.InvalidState(
-            f"Task definition(s) {', '.join(missing)} no longer exist; cannot reset parameters."
+            f"Task definition(s) {', '.join(missing)} no longer exist; cannot use the latest versions."
         )
     dag = Dag.objects.filter(pk=original.dag_id).first() if original.dag_id else None
     dag_params = {e["id"]: e.get("parameters", {}) for e in dag.tasks} if dag else {}
+    if reset_params:
+        opts, per_task, context_vars = ScheduleOptions(), {}, context_resolve(original.context_id)
+    else:
+        opts = ScheduleOptions(env_vars=original.env_vars)
+        known = set(original.task_runs.values_list("task_id", flat=True))
+        # parameters of tasks outside this selection are left out (problems are not an error here)
+        per_task = split_parameters(
+            Problems(), original.parameters, known, default_task=original.target_task_id
+        )
+        context_vars = original.context
     runs = build_task_runs(
         definitions=definitions,
         dag_parameters=dag_params,
-        context_vars=context_resolve(original.context_id),
-        schedule_parameters={},
-        opts=ScheduleOptions(),
+        context_vars=context_vars,
+        schedule_parameters=per_task,
+        opts=opts,
     )
-    return {tr.task_id: tr for tr in runs}
+    return {tr.task_id: tr for tr in runs}, versions_of(definitions)
 
 
-def run_rerun(*, run_id: str, failed_only: bool, reset_params: bool, from_task: str | None) -> Run:
+def run_rerun(
+    *, run_id: str, failed_only: bool, reset_params: bool, from_task: str | None, latest: bool = False
+) -> Run:
     """A new run linked to the original: all task runs, or `failed_only`, or `from_task` and its
-    downstream; completed upstream results are carried over rather than executed again.
-    `reset_params` takes commands and parameters from the current definitions."""
+    downstream; completed upstream results are carried over rather than executed again. It
+    executes the original's pinned definition versions, unless `latest` (commands, queues, pools
+    and task parameters from the current definitions, the schedule's own parameters kept) or
+    `reset_params` (the current definitions without the schedule's parameters and env_vars)."""
     original = get_run(run_id)
     if original.status not in TERMINAL:
         raise errors.InvalidState(
             f"Run {run_id} is still {original.status}; cancel it or wait for it to end."
         )
     execute, carry = rerun_selection(original, failed_only=failed_only, from_task=from_task)
-    task_runs = _rerun_task_runs(original, execute, carry, reset_params=reset_params)
+    fresh, fresh_versions = (
+        _fresh_definitions(original, execute, reset_params=reset_params)
+        if latest or reset_params
+        else ({}, {})
+    )
+    task_runs = _rerun_task_runs(original, execute, carry, fresh)
+    versions = {t: v for t, v in original.versions.items() if t in execute | carry} | fresh_versions
     opts = ScheduleOptions(
         context=original.context_id,
         env_vars={} if reset_params else original.env_vars,
@@ -260,11 +370,14 @@ def run_rerun(*, run_id: str, failed_only: bool, reset_params: bool, from_task: 
         timeout_seconds=original.timeout_seconds,
         retries=original.retries,
         retry_delay_seconds=original.retry_delay_seconds,
+        priority=original.priority,
     )
     context_vars = context_resolve(original.context_id) if reset_params else original.context
     run = _create_run(
         opts=opts, dag_id=original.dag_id, context_vars=context_vars, task_runs=task_runs,
-        original_run=original, target_task_id=original.target_task_id,
+        original_run=original, target_task_id=original.target_task_id, versions=versions,
+        dag_version=original.dag_version,
+        waiting=Dag.objects.filter(pk=original.dag_id, max_active_runs__isnull=False).exists(),
     )  # fmt: skip
     carried = [tr for tr in task_runs if tr.carried_from]
     TaskLogLine.objects.bulk_create(
@@ -277,5 +390,5 @@ def run_rerun(*, run_id: str, failed_only: bool, reset_params: bool, from_task: 
             for tr in carried
         ]
     )
-    lifecycle.run_start(run_id=run.run_id)
+    _start(run)
     return run

@@ -13,7 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from orchestrator.runs.models import Run, TaskRun
+from orchestrator.schedules.selectors import scheduler_status
 from orchestrator.system import openapi, selectors
+from shared.api.time import iso
 from shared.health import probe_database
 
 STARTED_AT = time.monotonic()
@@ -23,10 +25,14 @@ def _backend_status(ok: bool) -> str:
     return "healthy" if ok else "unhealthy"
 
 
-def _overall(backend_ok: bool, agents: str) -> str:
+def _overall(backend_ok: bool, agents: str, scheduler: str = "healthy") -> str:
     if not backend_ok:
         return "unhealthy"
-    return "healthy" if agents == "healthy" else "degraded"
+    return "healthy" if agents == "healthy" and scheduler != "degraded" else "degraded"
+
+
+def scheduler_out(state: dict[str, Any]) -> dict[str, Any]:
+    return {**state, "last_tick_at": iso(state["last_tick_at"])}
 
 
 def metrics_out() -> dict[str, Any]:
@@ -74,11 +80,13 @@ class StatusApi(APIView):
         if db.ok:
             counts, queues = selectors.agent_counts(), selectors.queue_lengths()
             agents = selectors.agents_status(counts)
+            scheduler = scheduler_out(scheduler_status())
         else:  # nothing more can be read; answer with what is known
             counts, queues, agents = {"count": 0, "active": 0, "inactive": 0}, [], "unknown"
+            scheduler = {"status": "unknown"}
         return Response(
             {
-                "status": _overall(db.ok, agents),
+                "status": _overall(db.ok, agents, scheduler["status"]),
                 "version": settings.SERVICE_VERSION,
                 "uptime_seconds": int(time.monotonic() - STARTED_AT),
                 "backend": {
@@ -91,6 +99,8 @@ class StatusApi(APIView):
                     "orchestrator": {"status": "healthy", "count": 1},
                     "agents": {"status": agents, **counts},
                     "ui": {"status": selectors.ui_status()},
+                    # a scheduler that stopped ticking while schedules are due degrades the service
+                    "scheduler": scheduler,
                 },
                 "queues": {"total_pending_tasks": sum(q["length"] for q in queues), "queues": queues},
             }

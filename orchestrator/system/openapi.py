@@ -49,6 +49,23 @@ STATUS = _obj(
                     },
                 ),
                 "ui": _obj("UiComponent", {"status": s.CharField()}),
+                "scheduler": _obj(
+                    "SchedulerComponent",
+                    {
+                        "status": s.CharField(help_text="healthy, degraded, idle or unknown"),
+                        "last_tick_at": s.DateTimeField(allow_null=True),
+                        "tick_seconds": s.FloatField(),
+                        "count": s.IntegerField(help_text="Scheduler processes that ticked lately."),
+                        "schedules": _obj(
+                            "ScheduleCounts",
+                            {
+                                "total": s.IntegerField(),
+                                "active": s.IntegerField(),
+                                "paused": s.IntegerField(),
+                            },
+                        ),
+                    },
+                ),
             },
         ),
         "queues": _obj(
@@ -67,7 +84,7 @@ METRICS = _obj(
     "Metrics",
     {
         "tasks": _counts("TaskCounts", ("queued", "cancelled")),
-        "runs": _counts("RunCounts", ("cancelled",)),
+        "runs": _counts("RunCounts", ("cancelled", "paused")),
         "performance": _obj(
             "Performance",
             {

@@ -23,7 +23,7 @@ from shared.api.time import now_ms
 logger = logging.getLogger(__name__)
 
 TASK_STATES = ("pending", "queued", "running", "completed", "failed", "cancelled")
-RUN_STATES = ("pending", "running", "completed", "failed", "cancelled")
+RUN_STATES = ("pending", "running", "paused", "completed", "failed", "cancelled")
 FINISHED = (COMPLETED, FAILED)
 
 

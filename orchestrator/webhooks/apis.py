@@ -18,7 +18,7 @@ from shared.api.fields import StrictCharField
 from shared.api.pagination import get_page, list_body
 from shared.api.time import iso
 
-SUBSCRIBABLE = (*EVENT_TYPES, "task.cancelled", "dag.cancelled")
+SUBSCRIBABLE = (*EVENT_TYPES, "task.cancelled", "dag.cancelled", "dag.paused", "dag.resumed")
 HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 RESERVED_HEADERS = {"host", "content-type", "content-length", "user-agent", "transfer-encoding", "connection"}
 

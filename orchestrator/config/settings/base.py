@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "orchestrator.agents",
     "orchestrator.events",
     "orchestrator.webhooks",
+    "orchestrator.schedules",
     "orchestrator.system",
 ]
 
@@ -151,6 +152,13 @@ WEBHOOK_RETRY_BASE_SECONDS = env.float("ORCH_WEBHOOK_RETRY_BASE_SECONDS", defaul
 WEBHOOK_DISPATCH_INTERVAL_SECONDS = env.float("ORCH_WEBHOOK_DISPATCH_INTERVAL_SECONDS", default=2.0)
 WEBHOOK_DISPATCH_BATCH_SIZE = env.int("ORCH_WEBHOOK_DISPATCH_BATCH_SIZE", default=200)
 WEBHOOK_SWEEP_GRACE_SECONDS = env.float("ORCH_WEBHOOK_SWEEP_GRACE_SECONDS", default=30.0)
+# Time schedules. Every agent on the control queue ticks the scheduler (a thread beside its
+# heartbeat) unless ORCH_SCHEDULER_IN_AGENTS is off; `manage_orch.py run_scheduler` ticks too.
+SCHEDULER_TICK_SECONDS = env.float("ORCH_SCHEDULER_TICK_SECONDS", default=5.0)
+SCHEDULER_IN_AGENTS = env.bool("ORCH_SCHEDULER_IN_AGENTS", default=True)
+SCHEDULER_MISFIRE_GRACE_SECONDS = env.float("ORCH_SCHEDULER_MISFIRE_GRACE_SECONDS", default=60.0)
+SCHEDULER_BATCH_SIZE = env.int("ORCH_SCHEDULER_BATCH_SIZE", default=100)
+
 CELERY_BEAT_SCHEDULE = {
     "webhooks-dispatch": {
         "task": "orchestrator.webhooks.periodic",

@@ -33,6 +33,8 @@ def test_task_put_creates_then_updates_and_get_returns_every_field(api):
         "dependencies",
         "parameters",
         "queue",
+        "pool",
+        "version",
         "created_at",
         "updated_at",
     }
@@ -67,6 +69,8 @@ def test_task_list_shape_filter_queue_sort_and_paging(api):
         "dependencies",
         "parameters",
         "queue",
+        "pool",
+        "version",
     }
     assert [t["id"] for t in api.get("/api/tasks", {"queue": "q1"}).json()["tasks"]] == ["alpha", "gamma"]
     assert [t["id"] for t in api.get("/api/tasks", {"filter": "amm"}).json()["tasks"]] == ["gamma"]
@@ -168,6 +172,8 @@ def test_dag_crud_list_and_detail_views(api):
         "tasks",
         "context",
         "tags",
+        "max_active_runs",
+        "version",
         "created_at",
         "updated_at",
     }

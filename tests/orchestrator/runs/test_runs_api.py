@@ -182,6 +182,8 @@ def test_runs_list_filters_sort_and_shape(api, diamond):
     assert item == {
         "run_id": "r1", "dag_id": diamond, "status": "pending", "start_time": item["start_time"], "end_time": None,
         "duration_seconds": None, "task_count": 4, "completed_tasks": 0, "failed_tasks": 0, "original_run_id": None,
+        "priority": 0,
+        "schedule_id": None, "fire_time": None,
     }  # fmt: skip
     assert [
         r["run_id"] for r in api.get("/api/runs", {"dag_id": diamond, "sort": "run_id:asc"}).json()["runs"]

@@ -46,6 +46,13 @@ def test_status_fields_and_types(api):
         "orchestrator": {"status": "healthy", "count": 1},
         "agents": {"status": "degraded", "count": 2, "active": 1, "inactive": 1},
         "ui": {"status": "healthy"},
+        "scheduler": {
+            "status": "idle",  # no schedule to fire and no scheduler ticking
+            "last_tick_at": None,
+            "tick_seconds": 5.0,
+            "count": 0,
+            "schedules": {"total": 0, "active": 0, "paused": 0},
+        },
     }
     assert body["queues"] == {
         "total_pending_tasks": 0,

@@ -255,3 +255,30 @@ def test_status_and_metrics_read_sqlite(api):
         "status": "healthy",
         "latency_ms": pytest.approx(0, abs=1000),
     }
+
+
+def test_priorities_and_pools_order_the_claims_on_sqlite(api):
+    """Messages are tokens here too: the first message to be executed runs the best task run, and
+    a pool with one slot takes one task run at a time."""
+    put_task(api, "prio-sq", "echo p")
+    low, high = (
+        api.post("/api/schedule-task", {"task_id": "prio-sq", "priority": p}, format="json").json()
+        for p in (0, 7)
+    )
+    first = executor.execute(task_run_id=low["task_run_id"], attempt=0, agent_id="a@x")
+    assert first == "completed" and task_run(high["run_id"], "prio-sq").status == "completed"
+    assert task_run(low["run_id"], "prio-sq").status == "queued"
+    assert executor.execute(task_run_id=high["task_run_id"], attempt=0, agent_id="a@x") == "completed"
+    assert task_run(low["run_id"], "prio-sq").status == "completed"
+
+    assert api.put("/api/pools/sq-pool", {"slots": 1}, format="json").status_code == 201
+    put_task(api, "pooled-sq", "echo pooled", pool="sq-pool")
+    a, b = (api.post("/api/schedule-task", {"task_id": "pooled-sq"}, format="json").json() for _ in range(2))
+    held = lifecycle.claim_row(
+        task_run_id=a["task_run_id"], attempt=0, agent_id="h@x", agent_session="", guarded=False
+    )
+    assert held is not None  # the slot is taken by a claim that has not finished
+    assert executor.execute(task_run_id=b["task_run_id"], attempt=0, agent_id="a@x") is None  # pool full
+    assert task_run(b["run_id"], "pooled-sq").status == "queued"
+    lifecycle.finish(task_run_id=a["task_run_id"], attempt=1, ok=True, exit_code=0)
+    assert executor.execute(task_run_id=b["task_run_id"], attempt=0, agent_id="a@x") == "completed"

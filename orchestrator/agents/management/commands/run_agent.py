@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand
 
 from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.config.celery import app
+from orchestrator.schedules.loop import SchedulerLoop
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,12 @@ class Command(BaseCommand):
         worker_shutdown.connect(lambda sender=None, **kw: exit_codes.append(sender.exitcode), weak=False)
         worker_shutdown.connect(heartbeat.shutdown, weak=False)
         heartbeat.start()
+        # Every agent on the control queue also ticks the time schedules, so schedules fire for as
+        # long as any such agent lives; concurrent ticks are made safe by the database.
+        if not options["no_control"] and settings.SCHEDULER_IN_AGENTS:
+            scheduler = SchedulerLoop(name=nodename)
+            worker_shutdown.connect(scheduler.shutdown, weak=False)
+            scheduler.start()
         started = time.monotonic()
         app.worker_main(argv)
         code = exit_codes[-1] if exit_codes else None
