@@ -90,6 +90,8 @@ CORE_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "shared.web",
     "django_prometheus",
 ]
 
@@ -98,6 +100,7 @@ MIDDLEWARE = [
     "shared.api.middleware.RequestIDMiddleware",
     "shared.api.middleware.ChunkedBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "shared.web.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularJSONAPIView
+
+from shared.web.docs import RedocDocsView
 
 urlpatterns = [
     path("", include("casemgmt.ops.urls")),
@@ -15,8 +17,9 @@ urlpatterns = [
     path("", include("casemgmt.connectors.urls")),
     path("", include("casemgmt.dags.urls")),
     path("", include("casemgmt.webhooks.urls")),
+    path("", include("casemgmt.console.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
+    path("docs", RedocDocsView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
     path("", include("django_prometheus.urls")),
 ]

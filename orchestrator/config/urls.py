@@ -1,8 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularJSONAPIView
 
 from orchestrator.system.apis import PrometheusMetricsApi
+from shared.web.docs import RedocDocsView
 
 urlpatterns = [
     path("api/", include("orchestrator.system.urls")),
@@ -13,7 +14,7 @@ urlpatterns = [
     path("api/", include("orchestrator.webhooks.urls")),
     path("api/", include("orchestrator.schedules.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
+    path("docs", RedocDocsView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
     path("", include("orchestrator.security.urls")),  # OIDC login routes, when configured
     path("metrics", PrometheusMetricsApi.as_view(), name="prometheus-django-metrics"),

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "casemgmt.notifications",
     "casemgmt.ops",
     "casemgmt.realtime",
+    "casemgmt.console",
 ]
 
 MIDDLEWARE = conf.MIDDLEWARE
@@ -106,6 +107,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Case service API",
     "VERSION": SERVICE_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # Redoc from the pinned copy in drf-spectacular-sidecar, served by the service: no CDN.
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
 

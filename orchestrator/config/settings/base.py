@@ -85,6 +85,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Orchestrator API",
     "VERSION": SERVICE_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # Redoc from the pinned copy in drf-spectacular-sidecar, served by the service: no CDN.
+    "REDOC_DIST": "SIDECAR",
     # With security on only /api/health is open; the schema needs a viewer.
     "SERVE_PERMISSIONS": ["orchestrator.security.permissions.RolePermission"],
 }

@@ -1,0 +1,82 @@
+"""A task's completion form, generated from its JSON Schema (simple types only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.http import QueryDict
+
+
+@dataclass
+class FormField:
+    name: str
+    label: str
+    kind: str  # text, number, integer, boolean, choice
+    required: bool
+    choices: list[str] = field(default_factory=list)
+    value: Any = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _kind(prop: dict[str, Any]) -> str:
+    if "enum" in prop:
+        return "choice"
+    return {"number": "number", "integer": "integer", "boolean": "boolean"}.get(str(prop.get("type")), "text")
+
+
+def form_fields(schema: dict[str, Any], values: dict[str, Any] | None = None) -> list[FormField]:
+    required = set(schema.get("required") or [])
+    values = values or {}
+    return [
+        FormField(
+            name=name,
+            label=str(prop.get("title") or name),
+            kind=_kind(prop),
+            required=name in required,
+            choices=[str(c) for c in prop.get("enum", [])],
+            value=values.get(name),
+        )
+        for name, prop in (schema.get("properties") or {}).items()
+        if isinstance(prop, dict)
+    ]
+
+
+def _coerce(kind: str, raw: str) -> Any:
+    """Typed values where the text parses; otherwise the text itself, so the server's schema
+    validation reports it in its own words."""
+    try:
+        if kind == "integer":
+            return int(raw)
+        if kind == "number":
+            return float(raw)
+    except ValueError:
+        return raw
+    return raw
+
+
+def form_data(fields: list[FormField], posted: QueryDict) -> dict[str, Any]:
+    """The submitted data: an empty input is an absent property (so `required` applies)."""
+    data: dict[str, Any] = {}
+    for f in fields:
+        if f.kind == "boolean":
+            data[f.name] = posted.get(f.name) == "on"
+        elif posted.get(f.name, "") != "":
+            data[f.name] = _coerce(f.kind, str(posted.get(f.name)))
+    return data
+
+
+def attach_errors(fields: list[FormField], errors: list[dict[str, str]]) -> list[str]:
+    """Puts each `data.<name>` error on its field; returns the errors that belong to no field."""
+    by_name = {f"data.{f.name}": f for f in fields}
+    rest = []
+    for error in errors:
+        target = by_name.get(error.get("field", ""))
+        if target is None:
+            # "'x' is a required property" is reported on the object itself; put it on the field.
+            target = next((f for f in fields if f"'{f.name}' is a required property" == error["error"]), None)
+        if target is not None:
+            target.errors.append(error["error"])
+        else:
+            rest.append(f"{error.get('field') or ''} {error['error']}".strip())
+    return rest

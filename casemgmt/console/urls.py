@@ -1,0 +1,22 @@
+from django.urls import path
+
+from casemgmt.console import views
+
+app_name = "console"
+
+urlpatterns = [
+    path("console/login", views.login_page, name="login"),
+    path("console/logout", views.logout_page, name="logout"),
+    path("console/", views.inbox_page, name="inbox"),
+    path("console/tasks/<uuid:case_id>/<str:step_id>", views.task_page, name="task"),
+    path("console/tasks/<uuid:case_id>/<str:step_id>/claim", views.task_claim_page, name="task-claim"),
+    path("console/cases", views.case_list_page, name="cases"),
+    path("console/cases/<uuid:case_id>", views.case_page, name="case"),
+    path("console/cases/<uuid:case_id>/audit/verify", views.case_verify_page, name="case-verify"),
+    path("console/cases/<uuid:case_id>/documents", views.document_upload_page, name="document-upload"),
+    path(
+        "console/documents/<uuid:document_id>/download",
+        views.document_download_page,
+        name="document-download",
+    ),
+]

@@ -1,0 +1,211 @@
+"""Console pages. Each one checks the same permissions as the matching API operation, reads through
+the selectors (tenant-scoped) and writes through the services (audited). Signed-in state is a
+Django session with CSRF; the API itself stays token-only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib.auth import login, logout
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_http_methods, require_POST
+
+from casemgmt.accounts.models import User
+from casemgmt.accounts.services import auth_login
+from casemgmt.audit import selectors as audit_selectors
+from casemgmt.audit import services as audit_services
+from casemgmt.cases.selectors import access_case, case_list, case_search
+from casemgmt.console.branding import page_context
+from casemgmt.console.forms import attach_errors, form_data, form_fields
+from casemgmt.vault import selectors as vault_selectors
+from casemgmt.vault import services as vault_services
+from casemgmt.vault.apis import content_response
+from casemgmt.vault.uploads import HashingUploadHandler, require_upload
+from casemgmt.workflows.access import task_get_readable, task_read_scope
+from casemgmt.workflows.definitions import step_definition
+from casemgmt.workflows.selectors import case_steps, task_inbox
+from casemgmt.workflows.services import inbox as inbox_services
+from shared.api import errors
+from shared.api.pagination import Page
+from shared.auth.permissions import has_all
+
+View = Callable[..., HttpResponseBase]
+
+
+class ConsoleRequest(HttpRequest):
+    """A request that `console_page` let through: its user is a signed-in tenant member."""
+
+    user: User
+
+
+def page(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    user = request.user if request.user.is_authenticated else None
+    return render(request, template, {**page_context(user), **context}, status=status)
+
+
+def _refused(request: HttpRequest, exc: errors.ApplicationError) -> HttpResponse:
+    return page(request, "console/error.html", {"message": exc.message}, status=exc.status_code)
+
+
+def console_page(*needed: str) -> Callable[[View], View]:
+    """Signed-in tenant members holding `needed` (as the API requires); anonymous visitors go to
+    the login page, others get the API's 403/404/409 as a page."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            if not request.user.is_authenticated:
+                return redirect(f"{reverse('console:login')}?{urlencode({'next': request.get_full_path()})}")
+            try:
+                if request.user.tenant_id is None:  # platform operators belong to no tenant
+                    raise errors.PermissionDenied("Platform operators use the Django admin.")
+                if needed and not has_all(request.user.get_permission_strings(), needed):
+                    raise errors.PermissionDenied(f"Requires permission {', '.join(needed)}.")
+                return view(request, *args, **kwargs)
+            except errors.ApplicationError as exc:  # the API's 400/403/404/409/413 as a page
+                return _refused(request, exc)
+
+        return wrapper
+
+    return decorate
+
+
+@require_http_methods(["GET", "POST"])
+def login_page(request: HttpRequest) -> HttpResponseBase:
+    target = request.GET.get("next") or reverse("console:inbox")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = reverse("console:inbox")
+    if request.method == "GET":
+        return page(request, "console/login.html", {"next": target})
+    try:
+        _, user = auth_login(
+            email=request.POST.get("email", ""),
+            password=request.POST.get("password", ""),
+            ip=request.META.get("REMOTE_ADDR"),
+        )
+    except errors.ApplicationError as exc:  # bad credentials, lockout, disabled account
+        return page(
+            request, "console/login.html", {"next": target, "error": exc.message}, status=exc.status_code
+        )
+    login(request, user, backend="casemgmt.accounts.backends.EmailBackend")
+    return redirect(target)
+
+
+@require_POST
+def logout_page(request: HttpRequest) -> HttpResponseBase:
+    logout(request)
+    return redirect("console:login")
+
+
+@console_page()
+def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
+    task_read_scope(user=request.user)  # tasks:read, tasks:claim or tasks:complete
+    tasks = task_inbox(user=request.user, params=request.GET)[:100]
+    return page(request, "console/inbox.html", {"tasks": tasks})
+
+
+@console_page("tasks:claim")
+@require_POST
+def task_claim_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpResponseBase:
+    inbox_services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
+    return redirect("console:task", case_id=case_id, step_id=step_id)
+
+
+@console_page()
+@require_http_methods(["GET", "POST"])
+def task_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpResponseBase:
+    row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
+    step = step_definition(row.case, row.step_id)
+    fields = form_fields(step.get("formSchema") or {"type": "object"}, row.result or row.draft or {})
+    context: dict[str, Any] = {"task": row, "fields": fields, "outcomes": step.get("outcomes") or []}
+    if request.method == "GET":
+        return page(request, "console/task.html", context)
+    if not has_all(request.user.get_permission_strings(), ["tasks:complete"]):
+        raise errors.PermissionDenied("Requires permission tasks:complete.")
+    data = form_data(fields, request.POST)
+    try:
+        inbox_services.task_complete(
+            user=request.user,
+            case_id=case_id,
+            step_id=step_id,
+            data=data,
+            outcome=request.POST.get("outcome") or None,
+        )
+    except errors.ValidationFailed as exc:
+        fields = form_fields(step.get("formSchema") or {"type": "object"}, data)
+        context.update(
+            fields=fields, form_errors=attach_errors(fields, exc.errors or [{"error": exc.message}])
+        )
+        return page(request, "console/task.html", context, status=400)
+    return redirect("console:case", case_id=case_id)
+
+
+@console_page("cases:read")
+def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
+    q = request.GET.get("q", "").strip()
+    if q:
+        hits, _ = case_search(tenant_id=request.user.member_tenant_id, q=q, page=Page(limit=50, offset=0))
+        return page(request, "console/cases.html", {"q": q, "hits": hits})
+    return page(
+        request,
+        "console/cases.html",
+        {"q": "", "cases": case_list(user=request.user, params=request.GET)[:50]},
+    )
+
+
+@console_page("cases:read")
+def case_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
+    case = access_case(user=request.user, case_id=case_id)
+    granted = request.user.get_permission_strings()
+    context: dict[str, Any] = {"case": case, "steps": case_steps(case=case)}
+    if has_all(granted, ["vault:read"]):
+        context["documents"] = vault_selectors.document_list(case=case)
+    context["can_upload"] = has_all(granted, ["vault:upload"])
+    if has_all(granted, ["audit:read"]):
+        context["events"] = audit_selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id)[:200]
+    return page(request, "console/case.html", context)
+
+
+@console_page("audit:read")
+@require_POST
+def case_verify_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
+    case = access_case(user=request.user, case_id=case_id)
+    events = audit_selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
+    result = audit_services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
+    audit_services.audit_record_verification(user=request.user, scope=f"audit/cases/{case.id}", result=result)
+    return page(request, "console/verify.html", {"result": result})
+
+
+@console_page("vault:read")
+def document_download_page(request: ConsoleRequest, document_id: Any) -> HttpResponseBase:
+    document = vault_selectors.access_document(user=request.user, document_id=document_id)
+    vault_services.document_record_download(actor=str(request.user.id), document=document, via="console")
+    return content_response(document, redirect=type(redirect("/")))
+
+
+# The CSRF check reads the form, which would parse the file with Django's default handlers; the
+# vault's hashing handler (streamed, size-capped) must be in place first, so the check runs after.
+@csrf_exempt
+@console_page("vault:upload")
+@require_POST
+def document_upload_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
+    request.upload_handlers = [HashingUploadHandler(request, max_bytes=settings.VAULT_MAX_UPLOAD_BYTES)]
+    return _document_upload(request, case_id)
+
+
+@csrf_protect
+def _document_upload(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
+    case = access_case(user=request.user, case_id=case_id)
+    description = request.POST.get("description", "")[:2000]
+    upload = require_upload(request.FILES)
+    vault_services.document_upload(user=request.user, upload=upload, case=case, description=description)
+    return redirect("console:case", case_id=case.id)

@@ -1,0 +1,64 @@
+"""Debian's chromium for real-browser tests, cut off from every network but the local one."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT_DIR = ROOT / "var" / "screenshots"
+
+# No name resolves except localhost, and anything not on the loopback goes to a proxy that is not
+# there: a page that needs a CDN or a font service renders without it, as in a locked-down network.
+OFFLINE_FLAGS = [
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
+    "--proxy-server=http://127.0.0.1:9",
+]
+HEADLESS_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", *OFFLINE_FLAGS]
+
+
+def _install(package: str) -> None:
+    if shutil.which("apt-get") is None:
+        pytest.skip(f"{package} is not installed and apt-get is unavailable to install it")
+    subprocess.run(["apt-get", "install", "-y", "-q", package], check=True, capture_output=True, timeout=900)
+
+
+def chromium() -> str:
+    """The chromium binary, installed with apt-get on first use."""
+    if shutil.which("chromium") is None:
+        _install("chromium")
+    path = shutil.which("chromium")
+    assert path, "apt-get install chromium did not provide a chromium binary"
+    return path
+
+
+def chromedriver() -> str:
+    if shutil.which("chromedriver") is None:
+        _install("chromium-driver")
+    path = shutil.which("chromedriver")
+    assert path, "apt-get install chromium-driver did not provide chromedriver"
+    return path
+
+
+def dump_dom(url: str, *, budget_ms: int = 15000) -> str:
+    """The page's DOM after its scripts ran (virtual time lets the page's fetches finish)."""
+    command = [chromium(), *HEADLESS_FLAGS, f"--virtual-time-budget={budget_ms}", "--dump-dom", url]
+    return subprocess.run(command, check=True, capture_output=True, text=True, timeout=120).stdout
+
+
+def screenshot(url: str, name: str, *, budget_ms: int = 15000) -> Path:
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOT_DIR / name
+    command = [
+        chromium(),
+        *HEADLESS_FLAGS,
+        f"--virtual-time-budget={budget_ms}",
+        "--window-size=1280,1600",
+        f"--screenshot={path}",
+        url,
+    ]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    return path

@@ -1,0 +1,33 @@
+"""Checks shared by both services' docs-page tests."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+ASSET = re.compile(r"""<(?:script|link)\b[^>]*?\b(?:src|href)=["']([^"']+)["']""", re.IGNORECASE)
+
+
+def assert_assets_local(base_url: str, path: str = "/docs") -> str:
+    """Every script and stylesheet the page names is on the page's own origin and answers 200;
+    returns the page's Content-Security-Policy."""
+    page = httpx.get(base_url + path)
+    assert page.status_code == 200
+    assets = ASSET.findall(page.text)
+    assert assets, "the docs page names no script"
+    origin = urlsplit(base_url).netloc
+    for asset in assets:
+        url = urljoin(base_url + path, asset)
+        assert urlsplit(url).netloc == origin, f"{asset} is not served by the service"
+        assert httpx.get(url).status_code == 200, f"{asset} does not answer"
+    return page.headers["Content-Security-Policy"]
+
+
+def assert_policy_first_party(policy: str) -> None:
+    directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+    assert directives["default-src"] == "'self'"
+    for name, sources in directives.items():
+        for source in sources.split():
+            assert source in {"'self'", "'none'", "'unsafe-inline'", "data:", "blob:"}, (name, source)
