@@ -27,7 +27,7 @@ def _backend_status(ok: bool) -> str:
     return "healthy" if ok else "unhealthy"
 
 
-def _overall(backend_ok: bool, agents: str, recovery: str, scheduler: str) -> str:
+def _overall(backend_ok: bool, agents: str, recovery: str = "healthy", scheduler: str = "healthy") -> str:
     # an idle scheduler (nothing due) is fine; one that stopped ticking while schedules are due is not
     if not backend_ok:
         return "unhealthy"
