@@ -10,7 +10,7 @@ import pytest
 from orchestrator.runs.models import Run
 from tests.orchestrator.helpers import put_task
 from tests.orchestrator.security.helpers import bearer
-from tests.support.processes import start_asgi_server, wait_for
+from tests.support.processes import start_ready_asgi_server
 from tests.support.redis_server import PrivateRedis
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -29,21 +29,14 @@ def redis_server():
 @pytest.fixture
 def service(subprocess_env, redis_server):
     env = {**subprocess_env, "ORCH_REDIS_URL": redis_server.url, "ORCH_SECURITY_ENABLED": "true"}
-    server, port = start_asgi_server(
-        name="orch-asgi-outage", application="orchestrator.config.asgi:application", env=env
+    server, base = start_ready_asgi_server(
+        name="orch-asgi-outage",
+        application="orchestrator.config.asgi:application",
+        env=env,
+        health_path="/api/health",
+        ready_statuses=(200, 503),
     )
-    base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        if not server.alive():
-            raise AssertionError(server.log_text())
-        try:
-            return httpx.get(f"{base}/api/health", timeout=1).status_code in (200, 503)
-        except httpx.HTTPError:
-            return False
-
     try:
-        wait_for(ready, timeout=60, what="daphne to accept connections")
         yield base
     finally:
         server.stop()
