@@ -17,19 +17,15 @@ from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
 from tests.casemgmt.workflows.conftest import Flow, ok, task_step
 from tests.support.processes import start_ready_asgi_server
-from tests.support.redis_server import PrivateRedis
+from tests.support.redis_server import running_private_redis
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def redis_server():
-    server = PrivateRedis()
-    server.start()
-    try:
+    with running_private_redis() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -11,19 +11,15 @@ from orchestrator.runs.models import Run
 from tests.orchestrator.helpers import put_task
 from tests.orchestrator.security.helpers import bearer
 from tests.support.processes import start_ready_asgi_server
-from tests.support.redis_server import PrivateRedis
+from tests.support.redis_server import running_private_redis
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def redis_server():
-    server = PrivateRedis()
-    server.start()
-    try:
+    with running_private_redis() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
