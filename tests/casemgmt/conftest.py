@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 from django.db import connection
 from rest_framework.test import APIClient
@@ -17,7 +16,7 @@ from casemgmt.accounts.services import user_create
 from casemgmt.accounts.tokens import issue_for
 from casemgmt.tenancy.models import Tenant
 from casemgmt.tenancy.services import tenant_create
-from tests.support.processes import database_url, start_asgi_server, start_celery_worker, wait_for
+from tests.support.processes import database_url, start_celery_worker, start_ready_asgi_server, wait_for
 
 PASSWORD = "correct-horse-battery-staple-42"
 
@@ -122,21 +121,13 @@ def case_worker(subprocess_env):
 @pytest.fixture(scope="session")
 def asgi_server(subprocess_env):
     """The case service under daphne (HTTP + WebSocket), against the test database and Redis."""
-    server, port = start_asgi_server(
-        name="case-asgi", application="casemgmt.config.asgi:application", env=subprocess_env
+    server, base = start_ready_asgi_server(
+        name="case-asgi",
+        application="casemgmt.config.asgi:application",
+        env=subprocess_env,
+        health_path="/healthz",
     )
-    base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        if not server.alive():
-            raise AssertionError(server.log_text())
-        try:
-            return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
     try:
-        wait_for(ready, timeout=60, what="daphne to accept connections")
         yield base
     finally:
         server.stop()

@@ -7,6 +7,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from tests.support import browser
+
 ASSET = re.compile(r"""<(?:script|link)\b[^>]*?\b(?:src|href)=["']([^"']+)["']""", re.IGNORECASE)
 
 
@@ -31,3 +33,21 @@ def assert_policy_first_party(policy: str) -> None:
     for name, sources in directives.items():
         for source in sources.split():
             assert source in {"'self'", "'none'", "'unsafe-inline'", "data:", "blob:"}, (name, source)
+
+
+def assert_html_pages_carry_policy(client) -> None:
+    """An HTML page (the admin login) carries the first-party policy; the JSON schema carries none."""
+    response = client.get("/admin/login/")
+    assert response["Content-Type"].startswith("text/html")
+    assert_policy_first_party(response["Content-Security-Policy"])
+    assert "Content-Security-Policy" not in client.get("/openapi.json")
+
+
+def assert_docs_render_offline(base_url: str, *, title: str, operation: str, screenshot: str) -> None:
+    """Chromium, with the network cut off, renders the docs page: the schema's `title` and the
+    anchor of `operation` are in the page, and a screenshot is written."""
+    dom = browser.dump_dom(base_url + "/docs")
+    # Redoc rendered the schema: its title and an operation's path are in the page.
+    assert title in dom
+    assert f"operation/{operation}" in dom
+    assert browser.screenshot(base_url + "/docs", screenshot).stat().st_size > 0

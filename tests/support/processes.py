@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 ROOT = Path(__file__).resolve().parents[2]
 LOG_DIR = ROOT / "var" / "test-logs"
 
@@ -116,3 +118,34 @@ def start_asgi_server(*, name: str, application: str, env: dict[str, str]) -> tu
     port = free_port()
     args = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), application]
     return ServiceProcess(name, args, child_env(env)), port
+
+
+def start_ready_asgi_server(
+    *,
+    name: str,
+    application: str,
+    env: dict[str, str],
+    health_path: str,
+    ready_statuses: tuple[int, ...] = (200,),
+    timeout: float = 60.0,
+) -> tuple[ServiceProcess, str]:
+    """Starts `application` under daphne and returns it with its base URL once `health_path`
+    answers one of `ready_statuses`. The caller stops the process; if it dies or never becomes
+    ready, it is stopped here and the test fails with its log."""
+    server, port = start_asgi_server(name=name, application=application, env=env)
+    base = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        if not server.alive():
+            raise AssertionError(server.log_text())
+        try:
+            return httpx.get(f"{base}{health_path}", timeout=1).status_code in ready_statuses
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_for(ready, timeout=timeout, what=f"daphne ({name}) to accept connections")
+    except BaseException:
+        server.stop()
+        raise
+    return server, base

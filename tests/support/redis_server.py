@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import redis
 
 from tests.support.processes import ServiceProcess, free_port, wait_for
@@ -33,3 +36,14 @@ class PrivateRedis:
             self.proc.stop()
             self.proc = None
         wait_for(lambda: not self._ping(), timeout=10, what="redis-server to stop")
+
+
+@contextmanager
+def running_private_redis() -> Iterator[PrivateRedis]:
+    """A started PrivateRedis, stopped on exit (also when the test already stopped it)."""
+    server = PrivateRedis()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

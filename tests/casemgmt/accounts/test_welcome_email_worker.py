@@ -2,36 +2,21 @@
 
 from __future__ import annotations
 
-import email
 import re
 import uuid
 
 import pytest
-from aiosmtpd.controller import Controller
 
-from tests.support.processes import free_port, start_celery_worker, wait_for
+from tests.support.processes import start_celery_worker, wait_for
+from tests.support.smtp import case_smtp_env, smtp_sink
 
 NEW_PASSWORD = "welcome-aboard-passphrase-2026"
 
 
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[email.message.Message] = []
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
-        self.messages.append(email.message_from_bytes(envelope.original_content))
-        return "250 Message accepted"
-
-
 @pytest.fixture(scope="module")
 def smtp_inbox():
-    inbox = Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield inbox, controller.port
-    finally:
-        controller.stop()
+    with smtp_sink() as sink:
+        yield sink
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +27,8 @@ def mail_worker(subprocess_env, smtp_inbox):
     queue = f"case.mail-{uuid.uuid4().hex[:8]}"
     env = {
         **subprocess_env,
-        "CASE_EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-        "CASE_EMAIL_HOST": "127.0.0.1",
-        "CASE_EMAIL_PORT": str(port),
+        **case_smtp_env(port),
         "CASE_ACCOUNTS_EMAIL_QUEUE": queue,
-        "CASE_PUBLIC_BASE_URL": "https://cases.example.test",
     }
     worker = start_celery_worker(
         name="case-mail-worker", app="casemgmt.config", queues=[queue], env=env, concurrency=1

@@ -8,7 +8,6 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from aiosmtpd.controller import Controller
 from django.core import mail
 from django.utils import timezone
 
@@ -16,32 +15,16 @@ from casemgmt.notifications.models import Notification
 from casemgmt.notifications.services import notification_send
 from casemgmt.workflows.services import tasks_escalate_overdue
 from tests.casemgmt.workflows.conftest import Flow, ok, task_step
-from tests.support.processes import free_port, start_celery_worker, wait_for
+from tests.support.processes import start_celery_worker, wait_for
+from tests.support.smtp import Inbox, case_smtp_env, smtp_sink
 
 WORKER = ["tasks:read", "tasks:claim", "tasks:complete", "cases:read"]
 
 
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[email.message.Message] = []
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
-        self.messages.append(email.message_from_bytes(envelope.original_content))
-        return "250 Message accepted"
-
-    def to(self, address: str) -> list[email.message.Message]:
-        return [m for m in self.messages if m["To"] == address]
-
-
 @pytest.fixture(scope="module")
 def smtp_inbox():
-    inbox = Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield inbox, controller.port
-    finally:
-        controller.stop()
+    with smtp_sink() as sink:
+        yield sink
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +35,8 @@ def mail_worker(subprocess_env, smtp_inbox):
     queue = f"case.notify-{uuid.uuid4().hex[:8]}"
     env = {
         **subprocess_env,
-        "CASE_EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-        "CASE_EMAIL_HOST": "127.0.0.1",
-        "CASE_EMAIL_PORT": str(port),
+        **case_smtp_env(port),
         "CASE_NOTIFICATIONS_QUEUE": queue,
-        "CASE_PUBLIC_BASE_URL": "https://cases.example.test",
         # lets a tenant's email connector use the local SMTP server (loopback is refused otherwise)
         "CASE_CONNECTOR_ALLOWED_HOSTS": "127.0.0.1",
     }

@@ -16,42 +16,28 @@ from casemgmt.vault.models import Erasure
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
 from tests.casemgmt.workflows.conftest import Flow, ok, task_step
-from tests.support.processes import start_asgi_server, wait_for
-from tests.support.redis_server import PrivateRedis
+from tests.support.processes import start_ready_asgi_server
+from tests.support.redis_server import running_private_redis
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def redis_server():
-    server = PrivateRedis()
-    server.start()
-    try:
+    with running_private_redis() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def service(subprocess_env, redis_server):
     """The case service under daphne whose cache, channel layer and broker are the private Redis."""
-    server, port = start_asgi_server(
+    server, base = start_ready_asgi_server(
         name="case-asgi-outage",
         application="casemgmt.config.asgi:application",
         env={**subprocess_env, "CASE_REDIS_URL": redis_server.url},
+        health_path="/healthz",
     )
-    base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        if not server.alive():
-            raise AssertionError(server.log_text())
-        try:
-            return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
     try:
-        wait_for(ready, timeout=60, what="daphne to accept connections")
         yield base
     finally:
         server.stop()

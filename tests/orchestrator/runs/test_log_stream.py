@@ -14,7 +14,7 @@ import pytest
 
 from orchestrator.runs import logstream
 from tests.orchestrator.helpers import api_key, put_task, start_agent, stop_agents, wait_agent_ready
-from tests.support.processes import start_asgi_server, wait_for
+from tests.support.processes import start_ready_asgi_server, wait_for
 
 QUEUE = f"logs-{uuid.uuid4().hex[:6]}"
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -23,21 +23,14 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(scope="module")
 def server(subprocess_env, django_db_blocker):
     env = {**subprocess_env, "ORCH_SECURITY_ENABLED": "1", "ORCH_LOG_STREAM_POLL_SECONDS": "0.1"}
-    proc, port = start_asgi_server(
-        name="orch-asgi-logs", application="orchestrator.config.asgi:application", env=env
+    proc, base = start_ready_asgi_server(
+        name="orch-asgi-logs",
+        application="orchestrator.config.asgi:application",
+        env=env,
+        health_path="/api/health",
     )
     agent = start_agent(f"logagent-{QUEUE}", QUEUE, subprocess_env)
-    base = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        assert proc.alive(), proc.log_text()
-        try:
-            return httpx.get(f"{base}/api/health", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
     try:
-        wait_for(up, timeout=60, what="daphne")
         wait_agent_ready(agent)
         yield base
     finally:

@@ -10,40 +10,29 @@ import pytest
 from orchestrator.runs.models import Run
 from tests.orchestrator.helpers import put_task
 from tests.orchestrator.security.helpers import bearer
-from tests.support.processes import start_asgi_server, wait_for
-from tests.support.redis_server import PrivateRedis
+from tests.support.processes import start_ready_asgi_server
+from tests.support.redis_server import running_private_redis
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def redis_server():
-    server = PrivateRedis()
-    server.start()
-    try:
+    with running_private_redis() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def service(subprocess_env, redis_server):
     env = {**subprocess_env, "ORCH_REDIS_URL": redis_server.url, "ORCH_SECURITY_ENABLED": "true"}
-    server, port = start_asgi_server(
-        name="orch-asgi-outage", application="orchestrator.config.asgi:application", env=env
+    server, base = start_ready_asgi_server(
+        name="orch-asgi-outage",
+        application="orchestrator.config.asgi:application",
+        env=env,
+        health_path="/api/health",
+        ready_statuses=(200, 503),
     )
-    base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        if not server.alive():
-            raise AssertionError(server.log_text())
-        try:
-            return httpx.get(f"{base}/api/health", timeout=1).status_code in (200, 503)
-        except httpx.HTTPError:
-            return False
-
     try:
-        wait_for(ready, timeout=60, what="daphne to accept connections")
         yield base
     finally:
         server.stop()

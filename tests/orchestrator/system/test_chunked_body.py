@@ -9,26 +9,19 @@ import httpx
 import pytest
 from django.conf import settings
 
-from tests.support.processes import start_asgi_server, wait_for
+from tests.support.processes import start_ready_asgi_server
 
 
 @pytest.fixture(scope="module")
 def orch_asgi(subprocess_env):
-    server, port = start_asgi_server(
-        name="orch-asgi", application="orchestrator.config.asgi:application", env=subprocess_env
+    server, base = start_ready_asgi_server(
+        name="orch-asgi",
+        application="orchestrator.config.asgi:application",
+        env=subprocess_env,
+        health_path="/api/health",
+        ready_statuses=(200, 503),
     )
-    base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        if not server.alive():
-            raise AssertionError(server.log_text())
-        try:
-            return httpx.get(f"{base}/api/health", timeout=1).status_code in (200, 503)
-        except httpx.HTTPError:
-            return False
-
     try:
-        wait_for(ready, timeout=60, what="daphne to accept connections")
         yield base
     finally:
         server.stop()
