@@ -38,7 +38,12 @@ PROCESSES = [
 def setup() -> None:
     for env, manage in ((CASE_ENV, "manage_case.py"), (ORCH_ENV, "manage_orch.py")):
         subprocess.run([PY, manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-    subprocess.run([PY, "manage_case.py", "ensure_demo_tenant"], cwd=ROOT, env=CASE_ENV, check=True)
+    subprocess.run(
+        [PY, "manage_case.py", "ensure_demo_tenant", "--base-url", f"http://localhost:{CASE_PORT}"],
+        cwd=ROOT,
+        env=CASE_ENV,
+        check=True,
+    )
     print(
         f"Console:       http://localhost:{CASE_PORT}/console/   (sign in with the login above)\n"
         f"Orchestrator:  http://localhost:{ORCH_PORT}/api/status   (security off in the embedded default)\n"

@@ -16,7 +16,13 @@ EMAIL = "admin@demo.local"
 class Command(BaseCommand):
     help = "Create a demo tenant and admin if there is no tenant, then print login instructions."
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--base-url", default="http://localhost:8000", help="Where the case service listens."
+        )
+
     def handle(self, *args, **options):
+        base = options["base_url"].rstrip("/")
         credentials_file = settings.VAR_DIR / "demo-credentials.json"
         if not Tenant.objects.exists():
             password = secrets.token_urlsafe(12)
@@ -28,10 +34,10 @@ class Command(BaseCommand):
         if credentials_file.exists():
             creds = json.loads(credentials_file.read_text())
             self.stdout.write(
-                "\nCase service:  http://localhost:8000   (API docs: http://localhost:8000/docs)\n"
-                f"  Log in:  curl -s -X POST localhost:8000/auth/login -H 'Content-Type: application/json' "
+                f"\nCase service:  {base}   (API docs: {base}/docs)\n"
+                f"  Log in:  curl -s -X POST {base}/auth/login -H 'Content-Type: application/json' "
                 f"-d '{json.dumps(creds)}'\n"
-                f"  Email {creds['email']}  password {creds['password']}  (also valid at http://localhost:8000/admin/)\n"
+                f"  Email {creds['email']}  password {creds['password']}  (also valid at {base}/admin/)\n"
             )
         else:
             self.stdout.write("Case service: tenants already exist; log in with your admin account.")
