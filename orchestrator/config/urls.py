@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/", include("orchestrator.events.urls")),
     path("api/", include("orchestrator.webhooks.urls")),
     path("api/", include("orchestrator.schedules.urls")),
+    path("api/", include("orchestrator.audit.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", RedocDocsView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),

@@ -15,6 +15,7 @@ from orchestrator.definitions import openapi, selectors, services
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
 from orchestrator.definitions.querying import page_of, paged
 from orchestrator.definitions.validation import PARAM_RE
+from orchestrator.security.principals import actor_name
 from shared.api import errors
 from shared.api.pagination import list_body
 from shared.api.problems import Problems, ProblemsSerializer
@@ -129,12 +130,14 @@ class TaskDetailApi(APIView):
     def put(self, request: Request, task_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        task, created = services.task_definition_put(task_id=task_id, **serializer.validated_data)
+        task, created = services.task_definition_put(
+            actor=actor_name(request.user), task_id=task_id, **serializer.validated_data
+        )
         return Response(task_out(task, detail=True), status=201 if created else 200)
 
     @extend_schema(responses=openapi.Deleted)
     def delete(self, request: Request, task_id: str) -> Response:
-        services.task_definition_delete(task_id=task_id)
+        services.task_definition_delete(actor=actor_name(request.user), task_id=task_id)
         return Response(deleted_out(f"Task {task_id} deleted."))
 
 
@@ -191,12 +194,14 @@ class DagDetailApi(APIView):
     def put(self, request: Request, dag_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        dag, created = services.dag_put(dag_id=dag_id, **serializer.validated_data)
+        dag, created = services.dag_put(
+            actor=actor_name(request.user), dag_id=dag_id, **serializer.validated_data
+        )
         return Response(dag_out(dag, detail=True), status=201 if created else 200)
 
     @extend_schema(responses=openapi.Deleted)
     def delete(self, request: Request, dag_id: str) -> Response:
-        services.dag_delete(dag_id=dag_id)
+        services.dag_delete(actor=actor_name(request.user), dag_id=dag_id)
         return Response(deleted_out(f"DAG {dag_id} deleted."))
 
 
@@ -224,7 +229,9 @@ class ContextDetailApi(APIView):
     def put(self, request: Request, context_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        context, created = services.context_put(context_id=context_id, **serializer.validated_data)
+        context, created = services.context_put(
+            actor=actor_name(request.user), context_id=context_id, **serializer.validated_data
+        )
         return Response(context_out(context, detail=True), status=201 if created else 200)
 
 
@@ -254,7 +261,7 @@ class ParameterSetDetailApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         pset, created = services.parameter_set_put(
-            parameter_set_id=parameter_set_id, **serializer.validated_data
+            actor=actor_name(request.user), parameter_set_id=parameter_set_id, **serializer.validated_data
         )
         return Response(parameter_set_out(pset, detail=True), status=201 if created else 200)
 
@@ -282,5 +289,7 @@ class PoolDetailApi(APIView):
     def put(self, request: Request, name: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        pool, created = services.pool_put(name=name, **serializer.validated_data)
+        pool, created = services.pool_put(
+            actor=actor_name(request.user), name=name, **serializer.validated_data
+        )
         return Response(pool_out(selectors.pool_state(pool)), status=201 if created else 200)

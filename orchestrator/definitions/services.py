@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.definitions.models import (
     Context,
     Dag,
@@ -25,6 +26,15 @@ from shared.api.time import now_ms
 Definition = TypeVar("Definition", TaskDefinition, Dag, Context, ParameterSet)
 Versioned = TypeVar("Versioned", TaskDefinition, Dag)
 VERSION_KIND = {TaskDefinition: "task", Dag: "dag"}
+
+
+def _record(actor: str, kind: str, created: bool, resource: str, changes: dict[str, Any]) -> None:
+    record(
+        actor=actor,
+        action=f"{kind}.{'created' if created else 'updated'}",
+        resource=resource,
+        changes=changes,
+    )
 
 
 def _upsert(model: type[Definition], pk: str, fields: dict[str, Any]) -> tuple[Definition, bool]:
@@ -75,6 +85,7 @@ def task_definition_put(
     parameters: dict[str, str],
     queue: str,
     pool: str | None = None,
+    actor: str = SYSTEM_ACTOR,
 ) -> tuple[TaskDefinition, bool]:
     """Creates or replaces the task; an empty `name` means the id, an empty `queue` the default
     queue. `pool` names an existing pool (unknown: 400)."""
@@ -82,7 +93,7 @@ def task_definition_put(
     _check_dependencies(task_id, dependencies)
     if pool and not Pool.objects.filter(pk=pool).exists():
         raise errors.ValidationFailed(f"unknown pool: {pool}", field="pool")
-    return _versioned_upsert(
+    task, created = _versioned_upsert(
         TaskDefinition,
         task_id,
         dict(
@@ -95,6 +106,14 @@ def task_definition_put(
             pool=pool or None,
         ),
     )
+    _record(
+        actor,
+        "task",
+        created,
+        f"tasks/{task_id}",
+        {"version": task.version, "command": command, "queue": task.queue},
+    )
+    return task, created
 
 
 def _check_dependencies(task_id: str, dependencies: list[str]) -> None:
@@ -137,7 +156,7 @@ def upstream_path_to(task_id: str, dependencies: list[str]) -> list[str] | None:
 
 
 @transaction.atomic
-def task_definition_delete(*, task_id: str) -> None:
+def task_definition_delete(*, task_id: str, actor: str = SYSTEM_ACTOR) -> None:
     task = TaskDefinition.objects.select_for_update().filter(pk=task_id).first()
     if task is None:
         raise errors.NotFound(f"Task {task_id} not found.")
@@ -150,6 +169,7 @@ def task_definition_delete(*, task_id: str) -> None:
         users = [f"task {t}" for t in dependents] + [f"DAG {d}" for d in dags]
         raise errors.InvalidState(f"Task {task_id} is still referenced by {', '.join(users)}.")
     task.delete()
+    record(actor=actor, action="task.deleted", resource=f"tasks/{task_id}")
 
 
 @transaction.atomic
@@ -162,6 +182,7 @@ def dag_put(
     context: str | None,
     tags: list[str],
     max_active_runs: int | None = None,
+    actor: str = SYSTEM_ACTOR,
 ) -> tuple[Dag, bool]:
     """`tasks` are `{id, parameters}` entries; an empty `name` means the id. `max_active_runs`
     (null: no limit) holds further runs of the DAG back, `pending`, until an active one ends."""
@@ -181,37 +202,62 @@ def dag_put(
         max_active_runs=max_active_runs,
     )  # fmt: skip
     dag, created = _versioned_upsert(Dag, dag_id, fields)
+    _record(
+        actor, "dag", created, f"dags/{dag_id}", {"version": dag.version, "tasks": ids, "context": context}
+    )
     # a raised limit admits runs that were waiting for it
     transaction.on_commit(lambda: dag_admit_if_waiting(dag_id=dag_id))
     return dag, created
 
 
 @transaction.atomic
-def dag_delete(*, dag_id: str) -> None:
+def dag_delete(*, dag_id: str, actor: str = SYSTEM_ACTOR) -> None:
     deleted, _ = Dag.objects.filter(pk=dag_id).delete()
     if not deleted:
         raise errors.NotFound(f"DAG {dag_id} not found.")
+    record(actor=actor, action="dag.deleted", resource=f"dags/{dag_id}")
 
 
 @transaction.atomic
-def context_put(*, context_id: str, variables: dict[str, str], extends: str | None) -> tuple[Context, bool]:
+def context_put(
+    *, context_id: str, variables: dict[str, str], extends: str | None, actor: str = SYSTEM_ACTOR
+) -> tuple[Context, bool]:
     check_id(context_id, "context_id")
     if extends and extends != context_id and not Context.objects.filter(pk=extends).exists():
         raise errors.ValidationFailed(f"unknown context: {extends}", field="extends")
     context, created = _upsert(Context, context_id, dict(variables=variables, extends=extends))
     context_chain(context_id)  # a cycle through `extends` is a 400 (and rolls the write back)
+    # Variable names only: their values may be credentials handed to commands.
+    _record(
+        actor,
+        "context",
+        created,
+        f"contexts/{context_id}",
+        {"variables": sorted(variables), "extends": extends},
+    )
     return context, created
 
 
 @transaction.atomic
-def parameter_set_put(*, parameter_set_id: str, parameters: dict[str, str]) -> tuple[ParameterSet, bool]:
+def parameter_set_put(
+    *, parameter_set_id: str, parameters: dict[str, str], actor: str = SYSTEM_ACTOR
+) -> tuple[ParameterSet, bool]:
     """Keys are PARAM or <task_id>.<PARAM>; they are checked when a schedule uses the set."""
     check_id(parameter_set_id, "parameter_set_id")
-    return _upsert(ParameterSet, parameter_set_id, dict(parameters=parameters))
+    parameter_set, created = _upsert(ParameterSet, parameter_set_id, dict(parameters=parameters))
+    # Parameter names only: values may be credentials.
+    _record(
+        actor,
+        "parameter_set",
+        created,
+        f"parameter-sets/{parameter_set_id}",
+        {"parameters": sorted(parameters)},
+    )
+    return parameter_set, created
 
 
 @transaction.atomic
-def pool_put(*, name: str, slots: int) -> tuple[Pool, bool]:
+def pool_put(*, name: str, slots: int, actor: str = SYSTEM_ACTOR) -> tuple[Pool, bool]:
     """Creates a pool or changes its slots; task runs waiting for a slot are woken when it grows."""
     check_id(name, "name")
     now = now_ms()
@@ -219,5 +265,6 @@ def pool_put(*, name: str, slots: int) -> tuple[Pool, bool]:
         pk=name, defaults={"slots": slots, "updated_at": now}, create_defaults={"slots": slots,
         "created_at": now, "updated_at": now},
     )  # fmt: skip
+    _record(actor, "pool", created, f"pools/{name}", {"slots": slots})
     transaction.on_commit(lambda: pool_wake(pool=name))
     return pool, created

@@ -19,6 +19,7 @@ from orchestrator.runs import logstream, openapi, selectors, services
 from orchestrator.runs.idempotency import idempotent
 from orchestrator.runs.models import Run, TaskRun
 from orchestrator.runs.planning import ScheduleOptions
+from orchestrator.security.principals import actor_name
 from shared.api import errors
 from shared.api.pagination import list_body
 from shared.api.problems import Problems, ProblemsSerializer
@@ -204,7 +205,9 @@ class ScheduleTaskApi(APIView):
         serializer.is_valid(raise_exception=True)
 
         def schedule() -> tuple[int, dict]:
-            run, task_runs = services.run_schedule_task(**serializer.validated_data)
+            run, task_runs = services.run_schedule_task(
+                actor=actor_name(request.user), **serializer.validated_data
+            )
             return 201, schedule_task_out(run, task_runs)
 
         return idempotent(request, schedule)
@@ -228,7 +231,9 @@ class ScheduleDagApi(APIView):
         serializer.is_valid(raise_exception=True)
 
         def schedule() -> tuple[int, dict]:
-            run, task_runs = services.run_schedule_dag(**serializer.validated_data)
+            run, task_runs = services.run_schedule_dag(
+                actor=actor_name(request.user), **serializer.validated_data
+            )
             return 201, schedule_dag_out(run, task_runs)
 
         return idempotent(request, schedule)
@@ -242,7 +247,7 @@ class RunCancelApi(APIView):
         force = parse_bool(request.query_params, "force")
         if isinstance(request.data, dict) and isinstance(request.data.get("force"), bool):
             force = force or request.data["force"]
-        cancelled = services.run_cancel(run_id=run_id, force=force)
+        cancelled = services.run_cancel(actor=actor_name(request.user), run_id=run_id, force=force)
         return Response(
             {"success": True, "message": f"Run {run_id} cancelled ({cancelled} task runs).", "run_id": run_id}
         )
@@ -257,7 +262,7 @@ class RunPauseApi(APIView):
 
     @extend_schema(request=None, responses=openapi.RunStateOut)
     def post(self, request: Request, run_id: str) -> Response:
-        return Response(run_state_out(services.run_pause(run_id=run_id)))
+        return Response(run_state_out(services.run_pause(actor=actor_name(request.user), run_id=run_id)))
 
 
 class RunResumeApi(APIView):
@@ -265,7 +270,7 @@ class RunResumeApi(APIView):
 
     @extend_schema(request=None, responses=openapi.RunStateOut)
     def post(self, request: Request, run_id: str) -> Response:
-        return Response(run_state_out(services.run_resume(run_id=run_id)))
+        return Response(run_state_out(services.run_resume(actor=actor_name(request.user), run_id=run_id)))
 
 
 class RunRerunApi(APIView):
@@ -291,7 +296,15 @@ class RunRerunApi(APIView):
         serializer = self.InputSerializer(data=request.data or {})  # every field is optional
         serializer.is_valid(raise_exception=True)
         return idempotent(
-            request, lambda: (201, rerun_out(services.run_rerun(run_id=run_id, **serializer.validated_data)))
+            request,
+            lambda: (
+                201,
+                rerun_out(
+                    services.run_rerun(
+                        actor=actor_name(request.user), run_id=run_id, **serializer.validated_data
+                    )
+                ),
+            ),
         )
 
 
@@ -370,7 +383,7 @@ class QueuePurgeApi(APIView):
 
     @extend_schema(request=None, responses=openapi.PurgeOut)
     def post(self, request: Request, queue_name: str) -> Response:
-        removed = services.queue_purge(queue=queue_name)
+        removed = services.queue_purge(actor=actor_name(request.user), queue=queue_name)
         return Response(
             {
                 "success": True,

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
+from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
@@ -39,9 +40,17 @@ from shared.api.time import now_ms
 
 
 def _create_run(
-    *, opts: ScheduleOptions, dag_id: str | None, context_vars: dict, task_runs: list[TaskRun], **extra
+    *,
+    opts: ScheduleOptions,
+    dag_id: str | None,
+    context_vars: dict,
+    task_runs: list[TaskRun],
+    actor: str,
+    action: str,
+    **extra,
 ) -> Run:
-    """One transaction: the run and its task runs, all `pending`, with their events."""
+    """One transaction: the run and its task runs, all `pending`, with their events and its audit
+    event (which names the target, never the env vars or parameters: they may carry credentials)."""
     run_id = opts.run_id or f"run_{secrets.token_hex(8)}"
     try:
         with transaction.atomic():
@@ -64,12 +73,23 @@ def _create_run(
             TaskRun.objects.bulk_create(task_runs)
             event_emit_run(run)
             event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], run)
+            record(actor=actor, action=action, resource=f"runs/{run_id}", changes=_run_changes(run))
     except IntegrityError:
         # a duplicate run_id is a 409
         if Run.objects.filter(pk=run_id).exists():
             raise errors.AlreadyExists(f"Run {run_id} already exists.", field="run_id") from None
         raise
     return run
+
+
+def _run_changes(run: Run) -> dict[str, str | None]:
+    original = run.original_run_id if run.original_run_id else None
+    return {
+        "dag_id": run.dag_id,
+        "task_id": run.target_task_id,
+        "schedule_id": run.schedule_id,
+        "original_run": original,
+    }
 
 
 def _reject_known_run_id(run_id: str | None) -> None:
@@ -84,6 +104,7 @@ def run_schedule_task(
     queue: str | None,
     schedule_id: str | None = None,
     fire_time: datetime | None = None,
+    actor: str = SYSTEM_ACTOR,
 ) -> tuple[Run, list[TaskRun]]:
     """The task and every task it depends on, transitively, as one run whose dag_id is null;
     `queue` overrides the scheduled task's queue (not its dependencies'). A time schedule passes
@@ -109,6 +130,7 @@ def run_schedule_task(
     run = _create_run(
         opts=opts, dag_id=None, context_vars=context_vars, task_runs=task_runs, target_task_id=task_id,
         versions=versions_of(definitions), schedule_id=schedule_id, fire_time=fire_time,
+        actor=actor, action="run.scheduled",
     )  # fmt: skip
     lifecycle.run_start(run_id=run.run_id)
     return run, task_runs
@@ -120,6 +142,7 @@ def run_schedule_dag(
     options: ScheduleOptions,
     schedule_id: str | None = None,
     fire_time: datetime | None = None,
+    actor: str = SYSTEM_ACTOR,
 ) -> tuple[Run, list[TaskRun]]:
     dag = Dag.objects.filter(pk=dag_id).first()
     if dag is None:
@@ -145,7 +168,7 @@ def run_schedule_dag(
     run = _create_run(
         opts=opts, dag_id=dag.id, context_vars=context_vars, task_runs=task_runs,
         versions=versions_of(definitions), dag_version=dag.version, waiting=limited,
-        schedule_id=schedule_id, fire_time=fire_time,
+        schedule_id=schedule_id, fire_time=fire_time, actor=actor, action="run.scheduled",
     )  # fmt: skip
     _start(run)
     return run, task_runs
@@ -167,18 +190,19 @@ def get_run(run_id: str) -> Run:
 
 
 @transaction.atomic
-def run_cancel(*, run_id: str, force: bool) -> int:
+def run_cancel(*, run_id: str, force: bool, actor: str = SYSTEM_ACTOR) -> int:
     """Pending/queued task runs cancelled, running ones stopped (SIGTERM, SIGKILL
     after the grace period; force: SIGKILL at once); the run is `cancelled` at once."""
     get_run(run_id)
     run = lifecycle.lock_run(run_id)
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
+    record(actor=actor, action="run.cancelled", resource=f"runs/{run_id}", changes={"force": force})
     return lifecycle.cancel_locked(run, force=force, now=now_ms())
 
 
 @transaction.atomic
-def run_pause(*, run_id: str) -> Run:
+def run_pause(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
     """Task runs already running finish; nothing else of the run starts until it is resumed (the
     claim refuses task runs of a paused run, and completions queue no dependents of one). Pausing
     a paused run changes nothing; a finished run cannot be paused (409)."""
@@ -190,13 +214,14 @@ def run_pause(*, run_id: str) -> Run:
         Run.objects.filter(pk=run.pk).update(status=PAUSED)
         run.status = PAUSED
         event_emit_run(run)
+        record(actor=actor, action="run.paused", resource=f"runs/{run_id}")
     return run
 
 
-def run_resume(*, run_id: str) -> Run:
+def run_resume(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
     """The run goes on where it stopped: dependents that became ready meanwhile are queued and the
     task runs left queued are woken again (their wake-ups were refused while paused)."""
-    run = _resume_locked(run_id)
+    run = _resume_locked(run_id, actor)
     if run.status == RUNNING:
         lifecycle.complete_run_if_done(run.run_id)  # its last task runs may have finished while paused
         run.refresh_from_db(fields=["status", "end_time"])
@@ -204,7 +229,7 @@ def run_resume(*, run_id: str) -> Run:
 
 
 @transaction.atomic
-def _resume_locked(run_id: str) -> Run:
+def _resume_locked(run_id: str, actor: str) -> Run:
     get_run(run_id)
     run = lifecycle.lock_run(run_id)
     if run.status != PAUSED:
@@ -214,6 +239,7 @@ def _resume_locked(run_id: str) -> Run:
     run.status = RUNNING if started else PENDING
     Run.objects.filter(pk=run.pk).update(status=run.status)
     event_emit_run(run, type="dag.resumed")
+    record(actor=actor, action="run.resumed", resource=f"runs/{run_id}")
     waiting = list(TaskRun.objects.filter(run=run, status=QUEUED).values_list("id", "queue", "attempts"))
     TaskRun.objects.filter(run=run, status=QUEUED).update(dispatched_at=now_ms())
     send_on_commit([Wakeup(*row) for row in waiting] + lifecycle.queue_ready(run))
@@ -221,7 +247,7 @@ def _resume_locked(run_id: str) -> Run:
 
 
 @transaction.atomic
-def queue_purge(*, queue: str) -> int:
+def queue_purge(*, queue: str, actor: str = SYSTEM_ACTOR) -> int:
     """Queued task runs of the queue are cancelled; their runs can no longer complete, so they are
     cancelled too (decision, docs/decisions.md). Returns how many task runs were removed."""
     run_ids = sorted(set(TaskRun.objects.filter(queue=queue, status=QUEUED).values_list("run_id", flat=True)))
@@ -231,6 +257,12 @@ def queue_purge(*, queue: str) -> int:
         run = lifecycle.lock_run(run_id)
         removed += TaskRun.objects.filter(run=run, queue=queue, status=QUEUED).count()
         lifecycle.cancel_locked(run, force=False, now=now)
+    record(
+        actor=actor,
+        action="queue.purged",
+        resource=f"queues/{queue}",
+        changes={"removed": removed, "runs": run_ids},
+    )
     return removed
 
 
@@ -343,7 +375,13 @@ def _fresh_definitions(
 
 
 def run_rerun(
-    *, run_id: str, failed_only: bool, reset_params: bool, from_task: str | None, latest: bool = False
+    *,
+    run_id: str,
+    failed_only: bool,
+    reset_params: bool,
+    from_task: str | None,
+    latest: bool = False,
+    actor: str = SYSTEM_ACTOR,
 ) -> Run:
     """A new run linked to the original: all task runs, or `failed_only`, or `from_task` and its
     downstream; completed upstream results are carried over rather than executed again. It
@@ -378,6 +416,7 @@ def run_rerun(
         original_run=original, target_task_id=original.target_task_id, versions=versions,
         dag_version=original.dag_version,
         waiting=Dag.objects.filter(pk=original.dag_id, max_active_runs__isnull=False).exists(),
+        actor=actor, action="run.rerun",
     )  # fmt: skip
     carried = [tr for tr in task_runs if tr.carried_from]
     TaskLogLine.objects.bulk_create(

@@ -16,6 +16,7 @@ from orchestrator.runs.apis import MAX_PRIORITY
 from orchestrator.schedules import openapi, selectors, services
 from orchestrator.schedules.models import CATCHUP_LATEST, CATCHUP_POLICIES, Schedule
 from orchestrator.schedules.timing import BadTiming, check_cron, zone
+from orchestrator.security.principals import actor_name
 from shared.api.fields import StrictCharField
 from shared.api.pagination import list_body
 from shared.api.time import iso
@@ -120,7 +121,9 @@ class ScheduleListCreateApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         schedule = services.schedule_create(
-            schedule_id=serializer.validated_data.get("id"), spec=serializer.spec()
+            actor=actor_name(request.user),
+            schedule_id=serializer.validated_data.get("id"),
+            spec=serializer.spec(),
         )
         return Response(schedule_out(schedule), status=201)
 
@@ -137,12 +140,14 @@ class ScheduleDetailApi(APIView):
     def put(self, request: Request, schedule_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        schedule = services.schedule_update(schedule_id=schedule_id, spec=serializer.spec())
+        schedule = services.schedule_update(
+            actor=actor_name(request.user), schedule_id=schedule_id, spec=serializer.spec()
+        )
         return Response(schedule_out(schedule))
 
     @extend_schema(responses=openapi.ScheduleDeleted)
     def delete(self, request: Request, schedule_id: str) -> Response:
-        services.schedule_delete(schedule_id=schedule_id)
+        services.schedule_delete(actor=actor_name(request.user), schedule_id=schedule_id)
         return Response({"success": True, "message": f"Schedule {schedule_id} deleted."})
 
 
@@ -151,7 +156,9 @@ class SchedulePauseApi(APIView):
 
     @extend_schema(request=None, responses=openapi.ScheduleOut)
     def post(self, request: Request, schedule_id: str) -> Response:
-        schedule = services.schedule_set_paused(schedule_id=schedule_id, paused=True)
+        schedule = services.schedule_set_paused(
+            actor=actor_name(request.user), schedule_id=schedule_id, paused=True
+        )
         return Response(schedule_out(schedule))
 
 
@@ -160,5 +167,7 @@ class ScheduleResumeApi(APIView):
 
     @extend_schema(request=None, responses=openapi.ScheduleOut)
     def post(self, request: Request, schedule_id: str) -> Response:
-        schedule = services.schedule_set_paused(schedule_id=schedule_id, paused=False)
+        schedule = services.schedule_set_paused(
+            actor=actor_name(request.user), schedule_id=schedule_id, paused=False
+        )
         return Response(schedule_out(schedule))

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.definitions.models import Context, Dag, TaskDefinition
 from orchestrator.definitions.selectors import dependency_closure
 from orchestrator.runs.planning import split_parameters
@@ -35,6 +36,15 @@ class ScheduleSpec:
     max_catchup: int = 10
     paused: bool = False
     priority: int = 0
+
+
+def _spec_changes(spec: ScheduleSpec) -> dict[str, Any]:
+    """What the schedule fires and when; parameter names only, since values may be credentials."""
+    return {
+        "dag_id": spec.dag_id, "task_id": spec.task_id, "cron": spec.cron,
+        "interval_seconds": spec.interval_seconds, "timezone": spec.timezone,
+        "parameters": sorted(spec.parameters), "context": spec.context, "paused": spec.paused,
+    }  # fmt: skip
 
 
 def _check_target(spec: ScheduleSpec) -> None:
@@ -67,7 +77,7 @@ def _apply(schedule: Schedule, spec: ScheduleSpec, now: datetime) -> Schedule:
 
 
 @transaction.atomic
-def schedule_create(*, schedule_id: str | None, spec: ScheduleSpec) -> Schedule:
+def schedule_create(*, schedule_id: str | None, spec: ScheduleSpec, actor: str = SYSTEM_ACTOR) -> Schedule:
     _check_target(spec)
     now = now_ms()
     schedule = Schedule(created_at=now)
@@ -79,6 +89,12 @@ def schedule_create(*, schedule_id: str | None, spec: ScheduleSpec) -> Schedule:
             schedule.save(force_insert=True)
     except IntegrityError:
         raise errors.AlreadyExists(f"Schedule {schedule.id} already exists.", field="id") from None
+    record(
+        actor=actor,
+        action="schedule.created",
+        resource=f"schedules/{schedule.id}",
+        changes=_spec_changes(spec),
+    )
     return schedule
 
 
@@ -91,27 +107,36 @@ def _locked(schedule_id: str) -> Schedule:
 
 
 @transaction.atomic
-def schedule_update(*, schedule_id: str, spec: ScheduleSpec) -> Schedule:
+def schedule_update(*, schedule_id: str, spec: ScheduleSpec, actor: str = SYSTEM_ACTOR) -> Schedule:
     """A full replace; the cursor restarts at the first fire time after now."""
     schedule = _locked(schedule_id)
     _check_target(spec)
     _apply(schedule, spec, now_ms())
     schedule.save()
+    record(
+        actor=actor,
+        action="schedule.updated",
+        resource=f"schedules/{schedule_id}",
+        changes=_spec_changes(spec),
+    )
     return schedule
 
 
 @transaction.atomic
-def schedule_delete(*, schedule_id: str) -> None:
+def schedule_delete(*, schedule_id: str, actor: str = SYSTEM_ACTOR) -> None:
     """Runs it made stay, with their schedule_id and fire_time."""
     _locked(schedule_id).delete()
+    record(actor=actor, action="schedule.deleted", resource=f"schedules/{schedule_id}")
 
 
 @transaction.atomic
-def schedule_set_paused(*, schedule_id: str, paused: bool) -> Schedule:
+def schedule_set_paused(*, schedule_id: str, paused: bool, actor: str = SYSTEM_ACTOR) -> Schedule:
     """Pause keeps the cursor; on resume the next tick applies the catch-up policy to the fire
     times missed meanwhile, like after any other gap."""
     schedule = _locked(schedule_id)
     if schedule.paused != paused:
         schedule.paused, schedule.updated_at = paused, now_ms()
         schedule.save(update_fields=["paused", "updated_at"])
+    action = "schedule.paused" if paused else "schedule.resumed"
+    record(actor=actor, action=action, resource=f"schedules/{schedule_id}")
     return schedule

@@ -62,3 +62,13 @@ def principal_from_jwt(raw: str) -> Principal:
 def principal_from_session_user(user: User) -> Principal:
     role = "admin" if user.is_superuser else ("operator" if user.is_staff else "viewer")
     return Principal(name=user.get_username(), role=role, kind="session")
+
+
+def actor_name(user: object) -> str:
+    """The audit actor for a request's user: an API key's name, a token's subject or a session
+    user's username; "anonymous" when security is switched off and nobody signed in."""
+    if isinstance(user, Principal):
+        return user.name
+    if getattr(user, "is_authenticated", False):
+        return str(user.get_username())  # type: ignore[attr-defined]
+    return "anonymous"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.security.models import ApiKey
 from orchestrator.security.principals import API_KEY_LABEL, ROLES
 from shared.api import errors
@@ -12,7 +13,7 @@ from shared.auth import apikeys
 
 
 @transaction.atomic
-def api_key_create(*, name: str, role: str) -> tuple[ApiKey, str]:
+def api_key_create(*, name: str, role: str, actor: str = SYSTEM_ACTOR) -> tuple[ApiKey, str]:
     """Returns the row and the plaintext key; the plaintext is never stored."""
     if role not in ROLES:
         raise errors.ValidationFailed(f"role must be one of {', '.join(ROLES)}", field="role")
@@ -22,15 +23,18 @@ def api_key_create(*, name: str, role: str) -> tuple[ApiKey, str]:
         raise errors.AlreadyExists(f"An API key named {name!r} already exists.")
     new = apikeys.generate(API_KEY_LABEL)
     key = ApiKey.objects.create(name=name, role=role, prefix=new.prefix, key_hash=new.hashed)
+    # The key's value (and its hash) never enters the trail.
+    record(actor=actor, action="api_key.created", resource=f"api-keys/{name}", changes={"role": role})
     return key, new.plaintext
 
 
 @transaction.atomic
-def api_key_revoke(*, name: str) -> ApiKey:
+def api_key_revoke(*, name: str, actor: str = SYSTEM_ACTOR) -> ApiKey:
     key = ApiKey.objects.select_for_update().filter(name=name).first()
     if key is None:
         raise errors.NotFound(f"No API key named {name!r}.")
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
+        record(actor=actor, action="api_key.revoked", resource=f"api-keys/{name}")
     return key

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from orchestrator.security.principals import actor_name
 from orchestrator.webhooks import openapi, selectors, services
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import EVENT_TYPES, FILTER_KEYS, Delivery, DeliveryAttempt, Webhook
@@ -110,7 +111,7 @@ class WebhookListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        webhook = services.webhook_create(**serializer.validated_data)
+        webhook = services.webhook_create(actor=actor_name(request.user), **serializer.validated_data)
         return Response(webhook_out(webhook), status=201)
 
 
@@ -121,7 +122,7 @@ class WebhookDetailApi(APIView):
 
     @extend_schema(responses=openapi.WebhookDeleted)
     def delete(self, request: Request, webhook_id: str) -> Response:
-        services.webhook_delete(webhook_id=webhook_id)
+        services.webhook_delete(actor=actor_name(request.user), webhook_id=webhook_id)
         return Response({"success": True, "message": f"Webhook {webhook_id} deleted."})
 
 

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.events.models import Event
 from orchestrator.webhooks import crypto, tasks
 from orchestrator.webhooks.models import Delivery, Webhook
@@ -22,9 +23,16 @@ logger = logging.getLogger(__name__)
 
 @transaction.atomic
 def webhook_create(
-    *, name: str, url: str, events: list[str], secret: str, headers: dict[str, str], filters: dict[str, str]
+    *,
+    name: str,
+    url: str,
+    events: list[str],
+    secret: str,
+    headers: dict[str, str],
+    filters: dict[str, str],
+    actor: str = SYSTEM_ACTOR,
 ) -> Webhook:
-    return Webhook.objects.create(
+    webhook = Webhook.objects.create(
         name=name,
         url=url,
         events=sorted(set(events)),
@@ -33,13 +41,24 @@ def webhook_create(
         headers_encrypted=crypto.encrypt_json(headers),
         created_at=now_ms(),
     )
+    # Never the secret or the headers (they carry credentials): header names at most.
+    changes = {
+        "name": name,
+        "url": url,
+        "events": webhook.events,
+        "filters": filters,
+        "headers": sorted(headers),
+    }
+    record(actor=actor, action="webhook.created", resource=f"webhooks/{webhook.id}", changes=changes)
+    return webhook
 
 
 @transaction.atomic
-def webhook_delete(*, webhook_id: str) -> None:
+def webhook_delete(*, webhook_id: str, actor: str = SYSTEM_ACTOR) -> None:
     deleted, _ = Webhook.objects.filter(pk=webhook_id).delete()
     if not deleted:
         raise errors.NotFound(f"Webhook {webhook_id} not found.")
+    record(actor=actor, action="webhook.deleted", resource=f"webhooks/{webhook_id}")
 
 
 def _filters_match(filters: dict[str, Any], event: Event) -> bool:

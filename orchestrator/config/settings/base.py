@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "orchestrator.webhooks",
     "orchestrator.schedules",
     "orchestrator.system",
+    "orchestrator.audit",
 ]
 
 MIDDLEWARE = conf.MIDDLEWARE

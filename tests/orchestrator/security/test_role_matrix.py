@@ -58,6 +58,9 @@ ROUTES = [
     ("POST", "/api/schedules/matrix-sched/resume", "operator"),
     ("GET", "/api/status", "viewer"),
     ("GET", "/api/metrics", "viewer"),
+    ("GET", "/api/audit", "admin"),
+    ("GET", "/api/audit/verify", "admin"),
+    ("GET", "/api/audit/export", "admin"),
 ]
 
 

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AuditConfig(AppConfig):
+    name = "orchestrator.audit"
+    label = "orch_audit"
