@@ -225,14 +225,11 @@ def erasure_out(erasure: Erasure) -> dict[str, Any]:
     }
 
 
-class ErasureCreateApi(APIView):
-    """Erases a principal's personal data, documents and audit payloads; runs as a background job."""
+class _ErasureRequestApi(APIView):
+    """202 with the queued job; the subclass names the scope and whether a reason is required."""
 
-    required = {"POST": "admin:erasure"}
-
-    class InputSerializer(serializers.Serializer):
-        userId = serializers.UUIDField()
-        reason = StrictCharField(max_length=2000)
+    scope: str
+    InputSerializer: type[serializers.Serializer]
 
     @extend_schema(responses={202: openapi.ErasureAcceptedOut})
     def post(self, request: Request) -> Response:
@@ -242,9 +239,20 @@ class ErasureCreateApi(APIView):
             user=request.user,
             subject_id=body.validated_data["userId"],
             reason=body.validated_data["reason"],
-            scope=Erasure.FULL,
+            scope=self.scope,
         )
         return Response(erasure_accepted_out(erasure), status=202)
+
+
+class ErasureCreateApi(_ErasureRequestApi):
+    """Erases a principal's personal data, documents and audit payloads; runs as a background job."""
+
+    required = {"POST": "admin:erasure"}
+    scope = Erasure.FULL
+
+    class InputSerializer(serializers.Serializer):
+        userId = serializers.UUIDField()
+        reason = StrictCharField(max_length=2000)
 
 
 class ErasureDetailApi(APIView):
@@ -255,26 +263,15 @@ class ErasureDetailApi(APIView):
         return Response(erasure_out(selectors.access_erasure(user=request.user, erasure_id=erasure_id)))
 
 
-class VaultErasureCreateApi(APIView):
+class VaultErasureCreateApi(_ErasureRequestApi):
     """Erases a principal's documents only."""
 
     required = {"POST": "vault:delete"}
+    scope = Erasure.DOCUMENTS
 
     class InputSerializer(serializers.Serializer):
         userId = serializers.UUIDField()
         reason = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
-
-    @extend_schema(responses={202: openapi.ErasureAcceptedOut})
-    def post(self, request: Request) -> Response:
-        body = self.InputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        erasure = services.erasure_request(
-            user=request.user,
-            subject_id=body.validated_data["userId"],
-            reason=body.validated_data["reason"],
-            scope=Erasure.DOCUMENTS,
-        )
-        return Response(erasure_accepted_out(erasure), status=202)
 
 
 class VaultErasureDetailApi(APIView):
