@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from selenium import webdriver  # a dev dependency: a missing one is an install error, not a skip
 
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
@@ -13,7 +14,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def driver():
-    webdriver = pytest.importorskip("selenium.webdriver")
     options = webdriver.ChromeOptions()
     options.binary_location = browser.chromium()
     for flag in browser.HEADLESS_FLAGS + ["--window-size=1280,1000"]:
