@@ -17,7 +17,20 @@ OFFLINE_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
     "--proxy-server=http://127.0.0.1:9",
 ]
-HEADLESS_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", *OFFLINE_FLAGS]
+HEADLESS_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    # Chromium's own background traffic (updates, sync, QUIC probes) is refused on a closed
+    # network, many connections at a time; turned off so the page under test is all it does.
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    *OFFLINE_FLAGS,
+]
 
 
 def _install(package: str) -> None:
@@ -62,3 +75,32 @@ def screenshot(url: str, name: str, *, budget_ms: int = 15000) -> Path:
     ]
     subprocess.run(command, check=True, capture_output=True, timeout=120)
     return path
+
+
+def wait_for_text(driver, text: str, *, selector: str = "main", timeout: float = 20) -> None:
+    """Wait until the element matching `selector` shows `text`.
+
+    htmx swaps replace elements while the wait reads them: a stale reference means "look again",
+    not a failure, so it is ignored like a missing element.
+    """
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+        TimeoutException,
+    )
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def body() -> str:
+        try:
+            return driver.find_element(By.TAG_NAME, "body").text
+        except StaleElementReferenceException:
+            return "(the page was being replaced)"
+
+    wait = WebDriverWait(
+        driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
+    )
+    try:
+        wait.until(lambda d: text in d.find_element(By.CSS_SELECTOR, selector).text)
+    except TimeoutException:
+        raise AssertionError(f"{text!r} never appeared; the page shows: {body()}") from None

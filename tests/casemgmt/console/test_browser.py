@@ -33,13 +33,9 @@ def test_log_in_claim_and_complete_a_task_after_a_validation_error(
     driver, live_server, waiting_case, admin_user
 ):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     def shows(text: str) -> None:
-        WebDriverWait(driver, 20).until(
-            lambda d: text in d.find_element(By.TAG_NAME, "main").text,
-            message=f"{text!r} never appeared; the page shows: {driver.find_element(By.TAG_NAME, 'body').text}",
-        )
+        browser.wait_for_text(driver, text)
 
     driver.get(live_server.url + "/console/")
     shows("Sign in")
