@@ -82,7 +82,9 @@ def redis_cache(url: str, prefix: str) -> dict[str, Any]:
 
 
 CORE_APPS = [
-    "django.contrib.admin",
+    # shared.web comes first so its admin/base_site.html (the product's name) overrides Django's.
+    "shared.web",
+    "shared.web.apps.BrandedAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -91,7 +93,6 @@ CORE_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "shared.web",
     "django_prometheus",
 ]
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.contrib.auth.models import Group
 
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.services import (
@@ -20,6 +21,9 @@ from casemgmt.accounts.services import (
 )
 from casemgmt.tenancy.admin import TenantScopedAdmin
 from shared.auth.permissions import is_valid_permission
+
+# Access is granted by tenant roles (`Role`), never by Django's groups: nothing here to manage.
+admin.site.unregister(Group)
 
 
 class RoleAdminForm(forms.ModelForm):

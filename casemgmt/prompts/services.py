@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,99}$")
 
 
-def _check(name: str, template: str) -> None:
+def prompt_template_check(name: str, template: str) -> None:
+    """The checks every stored version passes (also run by the admin form, to show them per field)."""
     errors = []
     if not NAME_RE.match(name):
         errors.append(
@@ -70,7 +71,7 @@ def prompt_template_create(
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> PromptTemplate:
-    _check(name, template)
+    prompt_template_check(name, template)
     fields = _fields(template, description, model, temperature, max_tokens)
     if prompt_template_get_or_none(tenant_id=user.member_tenant_id, name=name):
         raise AlreadyExists(
@@ -93,7 +94,7 @@ def prompt_template_new_version(
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> PromptTemplate:
-    _check(name, template)
+    prompt_template_check(name, template)
     fields = _fields(template, description, model, temperature, max_tokens)
     for _ in range(5):  # a concurrent PUT may take the next number first; then take the one after
         latest = prompt_template_get_or_none(tenant_id=user.member_tenant_id, name=name)

@@ -11,10 +11,12 @@ import re
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
 
 from casemgmt.tenancy import services
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
+from shared.api.errors import ApplicationError
 from shared.auth.permissions import has_permission
 
 HEX_COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
@@ -23,15 +25,39 @@ HEX_COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 admin.site.final_catch_all_view = False
 
 
+# Branding colours that Django admin's own stylesheet reads as CSS variables.
+ADMIN_COLOUR_VARIABLES = {"primary": ("--primary", "--header-bg"), "secondary": ("--secondary",)}
+
+
+def site_context(request: Any) -> dict[str, Any]:
+    """The signed-in administrator's tenant branding for every admin page (see ADMIN_CONTEXT)."""
+    tenant_id = getattr(request.user, "tenant_id", None)
+    branding = Branding.objects.filter(tenant_id=tenant_id).first() if tenant_id else None
+    if branding is None:
+        return {}
+    colours = {k: v for k, v in (branding.colors or {}).items() if isinstance(v, str) and HEX_COLOUR.match(v)}
+    variables = [(f"--brand-{k}", v) for k, v in colours.items() if re.match(r"^[A-Za-z0-9-]{1,40}$", k)]
+    for key, names in ADMIN_COLOUR_VARIABLES.items():
+        variables += [(name, colours[key]) for name in names if key in colours]
+    return {"admin_company": branding.company_name, "admin_css_variables": variables}
+
+
 class TenantScopedAdmin(admin.ModelAdmin):
     api_permission = "admin:tenant"
+    # The permission that writes need, when it differs from the one that lets a tenant admin look.
+    write_permission: str | None = None
     tenant_field = "tenant"
 
-    def _is_tenant_admin(self, request: Any) -> bool:
+    def _is_tenant_admin(self, request: Any, permission: str | None = None) -> bool:
         user = request.user
         if not (user.is_active and user.is_staff and getattr(user, "tenant_id", None)):
             return False
-        return has_permission(user.get_permission_strings(), self.api_permission)
+        return has_permission(user.get_permission_strings(), permission or self.api_permission)
+
+    def _may_write(self, request: Any) -> bool:
+        return request.user.is_superuser or self._is_tenant_admin(
+            request, self.write_permission or self.api_permission
+        )
 
     def has_module_permission(self, request: Any) -> bool:
         return request.user.is_superuser or self._is_tenant_admin(request)
@@ -69,6 +95,44 @@ class TenantScopedAdmin(admin.ModelAdmin):
         if not request.user.is_superuser:
             setattr(obj, f"{self.tenant_field}_id", request.user.tenant_id)
         super().save_model(request, obj, form, change)
+
+
+class ReadOnlyTenantAdmin(TenantScopedAdmin):
+    """Rows a tenant admin inspects here; they change only through the API, which audits them."""
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+
+class ServiceWriteAdmin(TenantScopedAdmin):
+    """Adds and changes go through the services (so they are validated and audited like the API),
+    as the signed-in tenant admin. A service's refusal is shown on the form's page, never a 500.
+
+    Platform superusers have no tenant of their own to act in: they look, tenant admins write."""
+
+    def has_add_permission(self, request: Any) -> bool:
+        return bool(request.user.tenant_id) and self._may_write(request)
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return bool(request.user.tenant_id) and self._may_write(request) and self._owns(request, obj)
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def changeform_view(
+        self, request: Any, object_id: str | None = None, form_url: str = "", extra_context: Any = None
+    ) -> Any:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ApplicationError as exc:  # the whole change rolled back with it
+            self.message_user(request, exc.message, level=messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
 
 @admin.register(Tenant)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test import Client
 from rest_framework.test import APIClient
 
 from casemgmt.accounts.models import Role, User
@@ -69,6 +70,13 @@ def make_user(db) -> Callable[..., User]:
 @pytest.fixture
 def admin_user(tenant) -> User:
     return User.objects.get(tenant=tenant, roles__name="admin")
+
+
+def admin_client(user: User) -> Client:
+    """A browser session signed in to the Django admin (or console) as `user`."""
+    client = Client()
+    assert client.login(email=user.email, password=PASSWORD)
+    return client
 
 
 def client_for(user: User | None) -> APIClient:

@@ -17,6 +17,8 @@ VAR_DIR = Path(env.str("CASE_VAR_DIR", default=str(BASE_DIR / "var" / "case")))
 
 SERVICE_NAME = "casemgmt"
 SERVICE_VERSION = "0.1.0"
+PRODUCT_NAME = "Case Management"  # shown in the Django admin's header and title
+ADMIN_CONTEXT = "casemgmt.tenancy.admin.site_context"  # the tenant's branding in the Django admin
 SECRET_KEY = env.str("CASE_SECRET_KEY", default="")
 DEBUG = env.bool("CASE_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("CASE_ALLOWED_HOSTS", default=["*"])

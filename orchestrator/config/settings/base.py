@@ -15,6 +15,7 @@ VAR_DIR = Path(env.str("ORCH_VAR_DIR", default=str(BASE_DIR / "var" / "orch")))
 
 SERVICE_NAME = "orchestrator"
 SERVICE_VERSION = "0.1.0"
+PRODUCT_NAME = "Workflow Orchestration"  # shown in the Django admin's header and title
 SECRET_KEY = env.str("ORCH_SECRET_KEY", default="")
 DEBUG = env.bool("ORCH_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ORCH_ALLOWED_HOSTS", default=["*"])

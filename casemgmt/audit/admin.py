@@ -1,0 +1,76 @@
+"""The audit trail in the Django admin: read-only, the administrator's own tenant's chain only,
+with a verify action that checks the hash chain exactly as `GET /audit/verify-chain` does (and,
+like it, records the verification as an audit event)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
+
+from casemgmt.audit import services
+from casemgmt.audit.models import AuditEvent
+from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyTenantAdmin):
+    api_permission = "admin:audit"
+    list_display = ("sequence", "timestamp", "actor", "action", "resource", "erased")
+    list_filter = ("action",)
+    search_fields = ("action", "resource", "actor")
+    ordering = ("-sequence",)
+    exclude = ("tenant",)
+    actions = ("verify_selected",)
+
+    def _may_verify(self, request: Any) -> bool:
+        # Verification is recorded in the verifier's own tenant chain: superusers have none.
+        return bool(request.user.tenant_id) and self._is_tenant_admin(request)
+
+    def has_verify_permission(self, request: Any) -> bool:
+        return self._may_verify(request)
+
+    def get_urls(self) -> list[Any]:
+        verify = path(
+            "verify/", self.admin_site.admin_view(self.verify_chain_view), name="audit_auditevent_verify"
+        )
+        return [verify, *super().get_urls()]
+
+    def changelist_view(self, request: Any, extra_context: Any = None) -> Any:
+        extra_context = {**(extra_context or {}), "can_verify_chain": self._may_verify(request)}
+        return super().changelist_view(request, extra_context)
+
+    def verify_chain_view(self, request: Any) -> Any:
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self._may_verify(request):
+            raise PermissionDenied
+        result = services.verify_tenant_chain(tenant_id=request.user.tenant_id)
+        services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
+        self._report(request, result, "The audit chain")
+        return HttpResponseRedirect(reverse("admin:audit_auditevent_changelist"))
+
+    @admin.action(description="Verify the selected events against the chain", permissions=["verify"])
+    def verify_selected(self, request: Any, queryset: Any) -> None:
+        events = queryset.order_by("sequence").iterator()
+        result = services.verify_events_in_chain(tenant_id=request.user.tenant_id, events=events)
+        services.audit_record_verification(user=request.user, scope="audit/events", result=result)
+        self._report(request, result, "The selected events")
+
+    def _report(self, request: Any, result: Any, subject: str) -> None:
+        if result.is_valid:
+            self.message_user(
+                request,
+                f"{subject}: valid ({result.entries_checked} entries checked).",
+                level=messages.SUCCESS,
+            )
+            return
+        detail = "; ".join(result.errors[:5])
+        self.message_user(
+            request,
+            f"{subject}: INVALID ({result.entries_checked} entries checked). {detail}",
+            level=messages.ERROR,
+        )

@@ -1,0 +1,98 @@
+"""Case types and cases in the Django admin, limited to the administrator's own tenant.
+
+Case types are immutable versions: saving one here registers the next version through the same
+service as `POST /case-types` (audited); cases are read-only (they change through the API)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+
+from casemgmt.cases.jsondata import check_schema
+from casemgmt.cases.models import Case, CaseType
+from casemgmt.cases.services import KEY_RE, PREFIX_RE, case_type_create
+from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, ServiceWriteAdmin
+from shared.api.errors import ValidationFailed
+
+
+class CaseTypeAdminForm(forms.ModelForm):
+    class Meta:
+        model = CaseType
+        fields = ("key", "display_name", "description", "schema", "prefix", "sla_hours")
+        help_texts = {"prefix": "Case number prefix; derived from the key when left empty."}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "prefix" in self.fields:  # read-only (absent) once the first version exists
+            self.fields["prefix"].required = False
+
+    def clean_key(self) -> str:
+        key = self.cleaned_data["key"]
+        if not KEY_RE.match(key):
+            raise forms.ValidationError("Use snake_case: a-z, 0-9 and _, starting with a letter.")
+        return key
+
+    def clean_prefix(self) -> str:
+        prefix = self.cleaned_data.get("prefix") or ""
+        if prefix and not PREFIX_RE.match(prefix):
+            raise forms.ValidationError("2 to 8 characters of A-Z and 0-9.")
+        return prefix
+
+    def clean_schema(self) -> Any:
+        schema = self.cleaned_data.get("schema")
+        try:
+            check_schema(schema)
+        except ValidationFailed as exc:
+            raise forms.ValidationError([e["error"] for e in exc.errors] or exc.message) from None
+        return schema
+
+
+@admin.register(CaseType)
+class CaseTypeAdmin(ServiceWriteAdmin):
+    api_permission = "cases:read"
+    write_permission = "admin:case_types"
+    form = CaseTypeAdminForm
+    list_display = ("key", "version", "display_name", "prefix", "created_at")
+    search_fields = ("key", "display_name")
+    ordering = ("key", "-version")
+
+    def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
+        # A new version keeps its key, and numbering continues under the same prefix.
+        return ("key", "prefix", "version", "created_at", "created_by") if obj else ()
+
+    def save_model(self, request: Any, obj: CaseType, form: Any, change: bool) -> None:
+        created = case_type_create(
+            user=request.user,
+            key=obj.key,
+            display_name=obj.display_name,
+            description=obj.description,
+            schema=obj.schema,
+            prefix=None if change else (obj.prefix or None),
+            sla_hours=obj.sla_hours,
+        )
+        # The edited row stays as it was; the admin goes on with the version just registered.
+        obj.pk, obj.version, obj.tenant_id, obj._state.adding = (
+            created.pk,
+            created.version,
+            created.tenant_id,
+            False,
+        )
+
+    def response_change(self, request: Any, obj: CaseType) -> Any:
+        self.message_user(
+            request, f"Registered {obj.key} version {obj.version}; earlier versions are unchanged."
+        )
+        return super().response_change(request, obj)
+
+
+@admin.register(Case)
+class CaseAdmin(ReadOnlyTenantAdmin):
+    api_permission = "cases:read"
+    list_display = ("case_number", "display_name", "case_type", "status", "created_at", "closed_at")
+    list_filter = ("status",)
+    search_fields = ("case_number", "display_name")
+    list_select_related = ("case_type",)
+    ordering = ("-created_at",)
+    exclude = ("tenant",)
