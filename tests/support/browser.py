@@ -104,3 +104,14 @@ def wait_for_text(driver, text: str, *, selector: str = "main", timeout: float =
         wait.until(lambda d: text in d.find_element(By.CSS_SELECTOR, selector).text)
     except TimeoutException:
         raise AssertionError(f"{text!r} never appeared; the page shows: {body()}") from None
+
+
+def new_driver(width: int = 1280, height: int = 1000):
+    """A Selenium-driven headless chromium (offline flags); the caller quits it."""
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium()
+    for flag in [*HEADLESS_FLAGS, f"--window-size={width},{height}"]:
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=chromedriver()))
