@@ -22,6 +22,7 @@ from orchestrator.definitions.validation import check_id
 from orchestrator.runs.limits import dag_admit_if_waiting, pool_wake
 from shared.api import errors
 from shared.api.time import now_ms
+from shared.locks import lock_name
 
 Definition = TypeVar("Definition", TaskDefinition, Dag, Context, ParameterSet)
 Versioned = TypeVar("Versioned", TaskDefinition, Dag)
@@ -37,8 +38,16 @@ def _record(actor: str, kind: str, created: bool, resource: str, changes: dict[s
     )
 
 
+def _lock_id(model: type[Definition], pk: str) -> None:
+    # Two PUTs of an id that does not exist yet would both find nothing to lock and both insert
+    # (a duplicate-key 500 for the second): the id itself is locked first, so the second waits
+    # and then updates what the first created.
+    lock_name(f"{model._meta.db_table}:{pk}")
+
+
 def _upsert(model: type[Definition], pk: str, fields: dict[str, Any]) -> tuple[Definition, bool]:
     now = now_ms()
+    _lock_id(model, pk)
     obj = model.objects.select_for_update().filter(pk=pk).first()
     if obj is None:
         return model.objects.create(pk=pk, created_at=now, updated_at=now, **fields), True
@@ -55,6 +64,7 @@ def _versioned_upsert(model: type[Versioned], pk: str, fields: dict[str, Any]) -
     touches nothing. A definition created again after a delete continues the numbering."""
     kind = VERSION_KIND[model]
     now = now_ms()
+    _lock_id(model, pk)
     obj = model.objects.select_for_update().filter(pk=pk).first()
     if obj is not None and all(getattr(obj, name) == value for name, value in fields.items()):
         return obj, False

@@ -24,17 +24,14 @@ from django.db.models import QuerySet
 from shared.api.time import iso, now_ms
 from shared.audit.hashing import canonical_value, compute_hash, entry_of
 from shared.audit.models import ERASED_HASH, GENESIS_HASH, AuditEventBase
+from shared.locks import lock_name
 
 ERASURE_SETTING = "audit.allow_erasure"
 DELETION_MARK_SETTING = "audit.allow_deletion_mark"
 
 
 def _lock_chain(model: type[AuditEventBase], chain: str) -> None:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{model._meta.db_table}:{chain}"]
-            )
+    lock_name(f"{model._meta.db_table}:{chain}")
 
 
 def audit_append(
