@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "orchestrator.schedules",
     "orchestrator.system",
     "orchestrator.audit",
+    "orchestrator.console",
 ]
 
 MIDDLEWARE = conf.MIDDLEWARE
