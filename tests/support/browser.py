@@ -104,3 +104,21 @@ def wait_for_text(driver, text: str, *, selector: str = "main", timeout: float =
         wait.until(lambda d: text in d.find_element(By.CSS_SELECTOR, selector).text)
     except TimeoutException:
         raise AssertionError(f"{text!r} never appeared; the page shows: {body()}") from None
+
+
+def start_driver(*, window: str = "1280,1000"):
+    """Selenium driving Debian's chromium through its chromedriver, offline; the caller quits it."""
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium()
+    for flag in [*HEADLESS_FLAGS, f"--window-size={window}"]:
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=chromedriver()))
+
+
+def save_screenshot(driver, name: str) -> Path:
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOT_DIR / name
+    assert driver.save_screenshot(str(path)), path
+    return path
