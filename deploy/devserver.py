@@ -45,7 +45,14 @@ def setup() -> None:
         check=True,
     )
     subprocess.run(
-        [PY, "manage_orch.py", "ensure_console_admin", "--base-url", f"http://localhost:{ORCH_PORT}"],
+        [
+            PY,
+            "manage_orch.py",
+            "ensure_console_admin",
+            "--demo-dag",
+            "--base-url",
+            f"http://localhost:{ORCH_PORT}",
+        ],
         cwd=ROOT,
         env=ORCH_ENV,
         check=True,

@@ -36,7 +36,7 @@ def put_task(task_id: str, command: str, *, dependencies=(), parameters=None, qu
 
 def put_dag(dag_id: str, tasks: list[str], **fields) -> None:
     definitions.dag_put(
-        dag_id=dag_id, name=fields.pop("name", dag_id), description="", tasks=[{"id": t} for t in tasks],
+        dag_id=dag_id, name=fields.pop("name", dag_id), description="", tasks=[{"id": t, "parameters": {}} for t in tasks],
         context=None, tags=fields.pop("tags", []), **fields,
     )  # fmt: skip
 
