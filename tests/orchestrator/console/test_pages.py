@@ -223,3 +223,21 @@ def test_agents_and_queues_pages_list_what_there_is(users, etl):
     assert "a1@host" in agents and "live" in agents and "zone:x" in agents
     queues = client.get("/console/queues").content.decode()
     assert "<td>default</td><td>0</td><td>1</td>" in queues
+
+
+def test_runs_are_paged_and_filtered_with_links_that_keep_the_filters(users, etl):
+    put_dag("other", ["extract"])
+    for index in range(27):
+        run_schedule_dag(dag_id=etl, options=ScheduleOptions(run_id=f"etl-{index:02d}"))
+    run_schedule_dag(dag_id="other", options=ScheduleOptions(run_id="other-0"))
+    client = signed_in(users["viewer"])
+    first = client.get("/console/?dag_id=etl").content.decode()
+    assert "1–25 of 27" in first and "other-0" not in first
+    assert 'href="?dag_id=etl&amp;offset=25" rel="next"' in first and 'rel="prev"' not in first
+    second = client.get("/console/?dag_id=etl&offset=25").content.decode()
+    assert "26–27 of 27" in second and 'rel="next"' not in second
+    assert second.count('href="/console/runs/etl-') == 2
+    assert "other-0" in client.get("/console/?dag_id=other").content.decode()
+    Run.objects.filter(pk="etl-03").update(status="failed")
+    failed = client.get("/console/?status=failed").content.decode()
+    assert "1–1 of 1" in failed and "etl-03" in failed
