@@ -51,20 +51,29 @@ class Layout:
 
 
 def _layers(nodes: dict[str, Node]) -> None:
-    """Longest path from a root; upstream ids outside the graph are ignored. A cycle (which the
-    services refuse) cannot loop forever: a node is placed at most once per visit chain."""
-    placed: dict[str, int] = {}
-
-    def depth(node_id: str, visiting: frozenset[str]) -> int:
+    """Longest path from a root, in topological order (no recursion: a long chain is fine).
+    Upstream ids outside the graph are ignored; nodes on a cycle (which the services refuse) are
+    placed after whatever of theirs was placed."""
+    waiting = {n.id: {u for u in n.upstream if u in nodes and u != n.id} for n in nodes.values()}
+    downstream: dict[str, list[str]] = {n: [] for n in nodes}
+    for node_id, ups in waiting.items():
+        for up in ups:
+            downstream[up].append(node_id)
+    ready = [n for n, ups in waiting.items() if not ups]
+    placed: set[str] = set()
+    while len(placed) < len(nodes):
+        if not ready:  # a cycle: break it at the first unplaced node
+            ready = [next(n for n in nodes if n not in placed)]
+        node_id = ready.pop()
         if node_id in placed:
-            return placed[node_id]
-        ups = [u for u in nodes[node_id].upstream if u in nodes and u not in visiting]
-        value = 1 + max((depth(u, visiting | {node_id}) for u in ups), default=-1)
-        placed[node_id] = value
-        return value
-
-    for node_id in nodes:
-        nodes[node_id].layer = depth(node_id, frozenset())
+            continue
+        placed.add(node_id)
+        node = nodes[node_id]
+        node.layer = 1 + max((nodes[u].layer for u in node.upstream if u in placed), default=-1)
+        for child in downstream[node_id]:
+            waiting[child].discard(node_id)
+            if not waiting[child]:
+                ready.append(child)
 
 
 def _order(nodes: dict[str, Node]) -> list[list[Node]]:

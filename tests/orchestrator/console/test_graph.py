@@ -51,3 +51,9 @@ def test_ordering_removes_crossings_of_two_parallel_chains():
 def test_an_upstream_outside_the_graph_and_a_cycle_do_not_break_the_layout():
     nodes = graph({"x": ["gone"], "y": ["z"], "z": ["y"]})
     assert set(nodes) == {"x", "y", "z"}
+
+
+def test_a_long_chain_is_laid_out_without_recursion():
+    edges = {"t0": []} | {f"t{i}": [f"t{i - 1}"] for i in range(1, 3000)}
+    nodes = graph(edges)
+    assert nodes["t2999"].layer == 2999 and nodes["t0"].layer == 0
