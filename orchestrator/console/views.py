@@ -332,7 +332,9 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
 def run_live_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
     """The graph and task table alone, polled by the run page while the run is open; once it is
     finished the fragment comes without its polling trigger, so polling stops."""
-    return page(request, "orch_console/run_live.html", _run_context(run_id))
+    context = _run_context(run_id)
+    context["announce"] = context["run"].status != request.GET.get("seen")
+    return page(request, "orch_console/run_live.html", context)
 
 
 @console_page("operator")
@@ -340,6 +342,35 @@ def run_live_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
 def run_cancel_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
     run_services.run_cancel(actor=request.user.get_username(), run_id=run_id, force=False)
     return redirect("console:run", run_id=run_id)
+
+
+@console_page("operator")
+@require_POST
+def run_pause_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
+    run_services.run_pause(actor=request.user.get_username(), run_id=run_id)
+    return redirect("console:run", run_id=run_id)
+
+
+@console_page("operator")
+@require_POST
+def run_resume_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
+    run_services.run_resume(actor=request.user.get_username(), run_id=run_id)
+    return redirect("console:run", run_id=run_id)
+
+
+@console_page("operator")
+@require_POST
+def run_rerun_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
+    """A new run of the same versions: every task, or only the failed ones (completed upstream
+    results carried over), as `POST /api/rerun/<run>` does."""
+    run = run_services.run_rerun(
+        actor=request.user.get_username(),
+        run_id=run_id,
+        failed_only=request.POST.get("failed_only") == "true",
+        reset_params=False,
+        from_task=None,
+    )
+    return redirect("console:run", run_id=run.run_id)
 
 
 @console_page()

@@ -90,6 +90,9 @@ def test_schedule_a_dag_and_watch_its_graph_go_green(server, driver, operator):
     browser.save_screenshot(driver, "orch-console-dag.png")
     schedule_from(driver, server, "/console/dags/daily")
     assert "Run " in driver.find_element(By.TAG_NAME, "h1").text
+    # Keyboard focus on a task-run link survives the graph's refreshes (htmx restores it by id).
+    focused = f"row-{TaskRun.objects.get(task_id='report').id}"
+    driver.execute_script("document.getElementById(arguments[0]).focus()", focused)
     seen: set[str] = set()
 
     def all_green() -> bool:
@@ -103,6 +106,8 @@ def test_schedule_a_dag_and_watch_its_graph_go_green(server, driver, operator):
     wait_for(all_green, timeout=60, what="every node of the run graph to be completed")
     browser.wait_for_text(driver, "completed", selector="#run-status")
     assert seen - {"completed"}, "the graph never showed a run in progress"  # it changed live
+    assert driver.execute_script("return document.activeElement.id") == focused
+    assert driver.find_element(By.ID, "run-announce").get_attribute("textContent") == "Run completed."
     browser.save_screenshot(driver, "orch-console-run-graph-completed.png")
     # The drawing is a DAG: fetch left of clean and score, which are left of report.
     x = {

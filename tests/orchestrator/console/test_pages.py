@@ -50,6 +50,9 @@ def writes(run_id: str) -> list[str]:
         "/console/dags/etl/schedule",
         "/console/tasks/extract/schedule",
         f"/console/runs/{run_id}/cancel",
+        f"/console/runs/{run_id}/pause",
+        f"/console/runs/{run_id}/resume",
+        f"/console/runs/{run_id}/rerun",
         "/console/queues/default/purge",
     ]
 
@@ -182,6 +185,41 @@ def test_the_run_graph_is_layered_and_polls_only_while_the_run_is_open(users, ru
     TaskRun.objects.filter(run_id=run_id).update(status="completed")
     done = client.get(f"/console/runs/{run_id}/live").content.decode()
     assert "hx-trigger" not in done and done.count('data-status="completed"') == 3
+
+
+def test_a_status_change_is_announced_once(users, run_id):
+    client = signed_in(users["viewer"])
+    page = client.get(f"/console/runs/{run_id}").content.decode()
+    assert 'id="run-announce" class="visually-hidden" role="status"' in page and "hx-swap-oob" not in page
+    assert '/live?seen=pending"' in page  # the next poll says what the page shows
+    same = client.get(f"/console/runs/{run_id}/live?seen=pending").content.decode()
+    assert "hx-swap-oob" not in same
+    changed = client.get(f"/console/runs/{run_id}/live?seen=running").content.decode()
+    assert '<span id="run-announce" hx-swap-oob="innerHTML">Run pending.</span>' in changed
+
+
+def test_an_operator_pauses_resumes_and_reruns_a_run(users, run_id):
+    client = signed_in(users["operator"])
+    assert b'id="action-pause"' in client.get(f"/console/runs/{run_id}").content
+    assert client.post(f"/console/runs/{run_id}/pause").status_code == 302
+    assert Run.objects.get(pk=run_id).status == "paused"
+    assert b'id="action-resume"' in client.get(f"/console/runs/{run_id}").content
+    assert client.post(f"/console/runs/{run_id}/resume").status_code == 302
+    assert Run.objects.get(pk=run_id).status != "paused"
+    assert client.post(f"/console/runs/{run_id}/rerun").status_code == 409  # not finished yet
+    Run.objects.filter(pk=run_id).update(status="failed")
+    TaskRun.objects.filter(run_id=run_id).update(status="completed")
+    TaskRun.objects.filter(run_id=run_id, task_id="load").update(status="failed")
+    assert b"Rerun failed tasks" in client.get(f"/console/runs/{run_id}").content
+    response = client.post(f"/console/runs/{run_id}/rerun", {"failed_only": "true"})
+    assert response.status_code == 302
+    rerun = Run.objects.get(original_run_id=run_id)
+    assert response["Location"] == f"/console/runs/{rerun.run_id}"
+    carried = dict(TaskRun.objects.filter(run=rerun).values_list("task_id", "carried_from"))
+    assert set(carried) == {"extract", "load"}  # the failed task and the upstream it needs
+    assert carried["load"] is None and carried["extract"]  # extract's result is carried over
+    actions = set(AuditEvent.objects.filter(actor="operator-user").values_list("action", flat=True))
+    assert {"run.paused", "run.resumed", "run.rerun"} <= actions
 
 
 def test_an_operator_cancels_a_run(users, run_id):
