@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
@@ -55,6 +55,18 @@ def page(request: HttpRequest, template: str, context: dict[str, Any], status: i
     return render(request, template, {**base, **context}, status=status)
 
 
+def _to_sign_in(request: HttpRequest) -> HttpResponse:
+    """A signed-out htmx poll (the session ended while a run page was open) sends the whole page
+    to the sign-in page rather than swapping the form into the polled fragment."""
+    if request.headers.get("HX-Request") and not request.headers.get("HX-Boosted"):
+        current = urlsplit(request.headers.get("HX-Current-URL", ""))
+        target = current.path + (f"?{current.query}" if current.query else "") or reverse("console:runs")
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = f"{reverse('console:login')}?{urlencode({'next': target})}"
+        return response
+    return redirect(f"{reverse('console:login')}?{urlencode({'next': request.get_full_path()})}")
+
+
 def console_page(role: str = "viewer") -> Callable[[View], View]:
     """Signed-in users holding `role` (as the API requires); anonymous visitors go to the sign-in
     page, others get the API's 400/403/404/409 as a page."""
@@ -63,7 +75,7 @@ def console_page(role: str = "viewer") -> Callable[[View], View]:
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not request.user.is_authenticated:
-                return redirect(f"{reverse('console:login')}?{urlencode({'next': request.get_full_path()})}")
+                return _to_sign_in(request)
             try:
                 if not principal_of(request).has_role(role):
                     raise errors.PermissionDenied(f"Requires the {role} role.")

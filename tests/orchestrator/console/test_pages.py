@@ -66,6 +66,15 @@ def test_anonymous_is_sent_to_the_sign_in_page_and_changes_nothing(run_id):
     assert list(Run.objects.values_list("run_id", "status")) == [(run_id, "pending")]
 
 
+def test_a_signed_out_poll_sends_the_whole_page_to_sign_in(run_id):
+    response = Client().get(
+        f"/console/runs/{run_id}/live?seen=pending",
+        headers={"HX-Request": "true", "HX-Current-URL": f"http://testserver/console/runs/{run_id}"},
+    )
+    assert response.status_code == 204
+    assert response["HX-Redirect"] == f"/console/login?next=%2Fconsole%2Fruns%2F{run_id}"
+
+
 def test_sign_in_refuses_a_wrong_password_an_inactive_account_and_a_missing_csrf_token(users):
     viewer = users["viewer"]
     wrong = Client().post("/console/login", {"username": viewer.username, "password": "nope"})
