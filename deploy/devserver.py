@@ -44,9 +44,23 @@ def setup() -> None:
         env=CASE_ENV,
         check=True,
     )
+    subprocess.run(
+        [
+            PY,
+            "manage_orch.py",
+            "ensure_console_admin",
+            "--demo-dag",
+            "--base-url",
+            f"http://localhost:{ORCH_PORT}",
+        ],
+        cwd=ROOT,
+        env=ORCH_ENV,
+        check=True,
+    )
     print(
-        f"Console:       http://localhost:{CASE_PORT}/console/   (sign in with the login above)\n"
-        f"Orchestrator:  http://localhost:{ORCH_PORT}/api/status   (security off in the embedded default)\n"
+        f"Console:       http://localhost:{CASE_PORT}/console/   (sign in with the case service login above)\n"
+        f"Orchestrator:  http://localhost:{ORCH_PORT}/console/   (sign in with the orchestrator login above;\n"
+        f"               its API is open in the embedded default: http://localhost:{ORCH_PORT}/api/status)\n"
     )
 
 

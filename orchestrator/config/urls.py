@@ -17,6 +17,7 @@ urlpatterns = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", RedocDocsView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
+    path("", include("orchestrator.console.urls")),
     path("", include("orchestrator.security.urls")),  # OIDC login routes, when configured
     path("metrics", PrometheusMetricsApi.as_view(), name="prometheus-django-metrics"),
 ]

@@ -115,6 +115,11 @@ def dag_version(*, dag_id: str, version: int) -> Dag:
     return Dag(id=dag_id, version=version, created_at=created, updated_at=found.created_at, **found.snapshot)
 
 
+def definition_versions(*, kind: str, definition_id: str) -> QuerySet[DefinitionVersion]:
+    """Every saved version of a task or DAG, newest first (the console's version list)."""
+    return DefinitionVersion.objects.filter(kind=kind, definition_id=definition_id).order_by("-version")
+
+
 @dataclass(frozen=True)
 class PoolState:
     name: str

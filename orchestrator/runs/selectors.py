@@ -115,6 +115,13 @@ def task_logs(*, task_run: TaskRun, params: QueryDict) -> tuple[list[str], bool]
     return lines, omitted or task_run.status not in ("completed", "failed", "cancelled")
 
 
+def task_log_lines(*, task_run: TaskRun, limit: int) -> list[tuple[int, str]]:
+    """The first `limit` stored lines with their ids: a follower resumes after the last id."""
+    return list(
+        TaskLogLine.objects.filter(task_run=task_run).order_by("id").values_list("id", "line")[:limit]
+    )
+
+
 def live_agents() -> QuerySet[Agent]:
     cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
     return Agent.objects.filter(status="active", last_heartbeat__gte=cutoff)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -38,3 +39,20 @@ def api_key_revoke(*, name: str, actor: str = SYSTEM_ACTOR) -> ApiKey:
         key.save(update_fields=["revoked_at"])
         record(actor=actor, action="api_key.revoked", resource=f"api-keys/{name}")
     return key
+
+
+@transaction.atomic
+def user_create(*, username: str, password: str, role: str, actor: str = SYSTEM_ACTOR) -> User:
+    """A sign-in account for the console (and the admin site); its role is kept as Django's flags,
+    as OIDC sign-ins keep theirs: admin = superuser, operator = staff, viewer = neither."""
+    if role not in ROLES:
+        raise errors.ValidationFailed(f"role must be one of {', '.join(ROLES)}", field="role")
+    if not username.strip():
+        raise errors.ValidationFailed("username must not be empty", field="username")
+    if User.objects.filter(username=username).exists():
+        raise errors.AlreadyExists(f"A user named {username!r} already exists.")
+    user = User.objects.create_user(
+        username=username, password=password, is_superuser=role == "admin", is_staff=role != "viewer"
+    )
+    record(actor=actor, action="user.created", resource=f"users/{username}", changes={"role": role})
+    return user

@@ -106,12 +106,19 @@ def wait_for_text(driver, text: str, *, selector: str = "main", timeout: float =
         raise AssertionError(f"{text!r} never appeared; the page shows: {body()}") from None
 
 
-def new_driver(width: int = 1280, height: int = 1000):
-    """A Selenium-driven headless chromium (offline flags); the caller quits it."""
+def start_driver(*, window: str = "1280,1000"):
+    """Selenium driving Debian's chromium through its chromedriver, offline; the caller quits it."""
     from selenium import webdriver
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium()
-    for flag in [*HEADLESS_FLAGS, f"--window-size={width},{height}"]:
+    for flag in [*HEADLESS_FLAGS, f"--window-size={window}"]:
         options.add_argument(flag)
     return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=chromedriver()))
+
+
+def save_screenshot(driver, name: str) -> Path:
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOT_DIR / name
+    assert driver.save_screenshot(str(path)), path
+    return path

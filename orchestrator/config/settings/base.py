@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "orchestrator.schedules",
     "orchestrator.system",
     "orchestrator.audit",
+    "orchestrator.console",
 ]
 
 MIDDLEWARE = conf.MIDDLEWARE

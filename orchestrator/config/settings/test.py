@@ -18,3 +18,6 @@ DEBUG = False
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("ORCH_WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
 WEBHOOK_RETRY_BASE_SECONDS = env.float("ORCH_WEBHOOK_RETRY_BASE_SECONDS", default=0.05)
 WEBHOOK_TIMEOUT_SECONDS = env.float("ORCH_WEBHOOK_TIMEOUT_SECONDS", default=5.0)
+# Browser tests drive the console under daphne (the log follower needs ASGI streaming): that server
+# serves the static files itself, as the embedded run does.
+SERVE_STATIC = env.bool("ORCH_SERVE_STATIC", default=False)

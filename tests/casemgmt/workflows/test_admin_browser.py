@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def driver():
-    chrome = browser.new_driver()
+    chrome = browser.start_driver()
     yield chrome
     chrome.quit()
 
@@ -37,10 +37,5 @@ def test_tenant_admin_publishes_a_draft_in_the_admin(driver, live_server, flow, 
     Select(driver.find_element(By.NAME, "action")).select_by_value("publish")
     driver.find_element(By.NAME, "index").click()
     browser.wait_for_text(driver, "Browser drafted version 1 published.", selector=".messagelist")
-    driver.save_screenshot(str(_shots() / "admin-workflow-published.png"))
+    browser.save_screenshot(driver, "admin-workflow-published.png")
     assert Workflow.objects.get(pk=draft["id"]).status == Workflow.PUBLISHED
-
-
-def _shots():
-    browser.SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    return browser.SCREENSHOT_DIR
