@@ -48,8 +48,9 @@ def _submitted(posted: QueryDict) -> dict[str, Any]:
     """The form as the API's body: a checkbox is a boolean, a number field an integer when it
     parses (otherwise the text, which the API's rules reject with their own message)."""
     data: dict[str, Any] = {k: posted[k] for k in ("theme", "language", "timezone") if k in posted}
-    raw = posted.get("itemsPerPage", "")
-    data["itemsPerPage"] = int(raw) if raw.strip().lstrip("-").isdigit() else raw
+    if "itemsPerPage" in posted:
+        raw = posted["itemsPerPage"].strip()
+        data["itemsPerPage"] = int(raw) if raw.lstrip("-").isdigit() else raw
     data["emailNotifications"] = posted.get("emailNotifications") == "on"
     return data
 
