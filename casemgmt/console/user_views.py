@@ -49,7 +49,7 @@ def _submitted(posted: QueryDict) -> dict[str, Any]:
     parses (otherwise the text, which the API's rules reject with their own message)."""
     data: dict[str, Any] = {k: posted[k] for k in ("theme", "language", "timezone") if k in posted}
     if "itemsPerPage" in posted:
-        raw = posted["itemsPerPage"].strip()
+        raw = str(posted.get("itemsPerPage", "")).strip()
         data["itemsPerPage"] = int(raw) if raw.lstrip("-").isdigit() else raw
     data["emailNotifications"] = posted.get("emailNotifications") == "on"
     return data
