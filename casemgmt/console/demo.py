@@ -52,4 +52,4 @@ def demo_work_seed(*, admin: User) -> None:
     workflow = workflow_create(user=admin, case_type_key=case_type.key, name="Claim handling", steps=STEPS)
     workflow_publish(user=admin, workflow=workflow)
     for data in CASES:
-        case_create(user=admin, case_type=case_type, data=data, display_name=data["title"])
+        case_create(user=admin, case_type=case_type, data=data, display_name=str(data["title"]))
