@@ -12,6 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from casemgmt.accounts.services import preferences_update
 from casemgmt.vault.models import Document
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
@@ -240,3 +241,17 @@ def test_keyboard_and_a_phones_width(driver, waiting_case, admin_user):
     claim.send_keys(Keys.ENTER)
     shows(driver, TASK_FORM)
     assert CaseStep.objects.get(case_id=waiting_case["id"], step_id="review").assigned_to_id == admin_user.id
+
+
+@pytest.mark.parametrize("theme", ["Dark", "High Contrast Light"])
+def test_the_other_seeded_themes_keep_their_contrast(driver, waiting_case, admin_user, theme):
+    preferences_update(user=admin_user, changes={"theme": theme})
+    sign_in(driver, admin_user)
+    for path, text in (
+        ("/console/", "Review claim"),
+        (f"/console/tasks/{waiting_case['id']}/review", TASK_FORM),
+    ):
+        driver.get(driver.base + path)
+        shows(driver, text)
+        accessible(driver, f"{path} in {theme}")
+    _shot(driver, f"console-task-{theme.lower().replace(' ', '-')}.png")
