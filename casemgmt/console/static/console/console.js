@@ -8,6 +8,7 @@
   // authenticates with a JWT, never the session cookie). Each message names a case; every element
   // marked data-live="<case id>" (or "any") gets a live-refresh event and reloads itself (hx-get).
   var socket = null;
+  var connecting = false;  // a token request is under way: one socket per window, not one per event
   var retryMs = 1000;
   var retryTimer = null;
 
@@ -56,7 +57,8 @@
 
   function connect() {
     var config = liveConfig();
-    if (!config || socket) return;
+    if (!config || socket || connecting) return;
+    connecting = true;
     fetch(config.dataset.tokenUrl, {
       method: "POST",
       credentials: "same-origin",
@@ -64,8 +66,8 @@
       redirect: "error"  // signed out meanwhile: the login redirect is not a token
     })
       .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
-      .then(function (body) { open(body.token); })
-      .catch(scheduleRetry);
+      .then(function (body) { connecting = false; open(body.token); })
+      .catch(function () { connecting = false; scheduleRetry(); });
   }
 
   // Boosted navigation keeps this window: connect once signed in, close once signed out.
