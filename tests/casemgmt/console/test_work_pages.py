@@ -115,3 +115,23 @@ def test_case_page_and_inbox_carry_their_live_regions(waiting_case, admin_user):
     assert f'data-live="{waiting_case["id"]}"' in case and 'hx-trigger="live-refresh' in case
     assert 'data-live="any"' in client.get("/console/").content.decode()
     assert 'id="live"' in case and "/console/live/token" in case
+
+
+def test_autosave_is_offered_only_to_those_who_may_complete(waiting_case, admin_user, tenant, make_user):
+    url = f"/console/tasks/{waiting_case['id']}/review"
+    assert "/review/draft" in signed_in(admin_user).get(url).content.decode()
+    reader = signed_in(make_user(tenant, permissions=["tasks:read"]))
+    page = reader.get(url)
+    assert page.status_code == 200 and "/review/draft" not in page.content.decode()
+
+
+def test_inbox_shows_the_users_items_per_page(waiting_case, admin_user, api):
+    from casemgmt.accounts.services import preferences_update
+
+    flow = Flow(api, admin_user)
+    flow.workflow([{"id": "triage", "name": "Triage intake", "type": "task", "formSchema": FORM}])
+    for n in range(3):
+        flow.case({"amount": n + 1})
+    preferences_update(user=admin_user, changes={"itemsPerPage": 2})
+    page = signed_in(admin_user).get("/console/").content.decode()
+    assert page.count("Claim <span") == 2
