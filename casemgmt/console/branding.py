@@ -1,12 +1,15 @@
-"""The tenant's branding, theme and terminology as every console page shows them."""
+"""The tenant's branding and terminology and the user's theme and locale, as every console page
+shows them."""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
 
+from casemgmt.accounts.selectors import preferences_of
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Theme
 from casemgmt.tenancy.selectors import terminology_of
+from shared.auth.permissions import has_all
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
@@ -15,21 +18,40 @@ if TYPE_CHECKING:
 # and inject CSS of its own.
 _NAME = re.compile(r"^--[A-Za-z0-9-]{1,64}$")
 _VALUE = re.compile(r"^[^;{}<>\\]{1,200}$")
+_HEX = re.compile(r"^#([0-9a-fA-F]{6})$")
+
+ANONYMOUS = {"company": "Case service", "css_variables": [], "colour_scheme": "light", "language": "en"}
 
 
 def _css_variables(pairs: dict[str, Any]) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in pairs.items() if _NAME.match(str(k)) and _VALUE.match(str(v))]
 
 
+def colour_scheme(variables: dict[str, Any]) -> str:
+    """ "dark" when the theme's background is dark: the page then uses light error and success
+    colours and dark form controls, so their contrast holds on it."""
+    match = _HEX.match(str(variables.get("--color-bg", "")))
+    if not match:
+        return "light"
+    red, green, blue = (int(match.group(1)[i : i + 2], 16) for i in (0, 2, 4))
+    return "dark" if 0.2126 * red + 0.7152 * green + 0.0722 * blue < 128 else "light"
+
+
 def page_context(user: User | None) -> dict[str, Any]:
     tenant_id = getattr(user, "tenant_id", None)
-    if tenant_id is None:
-        return {"company": "Case service", "css_variables": [], "terms": dict(DEFAULT_TERMINOLOGY)}
+    if user is None or tenant_id is None:
+        return {**ANONYMOUS, "terms": dict(DEFAULT_TERMINOLOGY)}
+    preferences = preferences_of(user)
     branding = Branding.objects.filter(tenant_id=tenant_id).first()
-    theme = Theme.objects.filter(tenant_id=tenant_id, is_default=True).first()
+    # The user's chosen theme (preferences fall back to the tenant default when it is gone).
+    theme = Theme.objects.filter(tenant_id=tenant_id, name=preferences["theme"]).first()
+    theme_variables = theme.css_variables if theme else {}
     colours = {f"--brand-{k}": v for k, v in (branding.colors if branding else {}).items()}
     return {
         "company": branding.company_name if branding else "Case service",
-        "css_variables": _css_variables(colours) + _css_variables(theme.css_variables if theme else {}),
+        "css_variables": _css_variables(colours) + _css_variables(theme_variables),
+        "colour_scheme": colour_scheme(theme_variables),
+        "language": preferences["language"],
         "terms": terminology_of(tenant_id=tenant_id),
+        "can_dashboard": has_all(user.get_permission_strings(), ["cases:read", "reports:read"]),
     }

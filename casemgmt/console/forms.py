@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from typing import Any
 
 from django.http import QueryDict
+
+from shared.api.errors import ValidationFailed
 
 
 @dataclass
@@ -80,3 +83,32 @@ def attach_errors(fields: list[FormField], errors: list[dict[str, str]]) -> list
         else:
             rest.append(f"{error.get('field') or ''} {error['error']}".strip())
     return rest
+
+
+@dataclass
+class InboxFilters:
+    """The inbox page's filter form: what it shows back, and what the inbox selector receives."""
+
+    values: dict[str, str]
+    params: dict[str, str]
+    case_type: str | None
+
+
+def _day(raw: str, name: str) -> date:
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise ValidationFailed(f"{name} must be a date (YYYY-MM-DD)", field=name) from None
+
+
+def inbox_filters(query: QueryDict) -> InboxFilters:
+    """`status` and `sortBy` as the API takes them; `dueFrom` / `dueBy` are whole days, both
+    inclusive, turned into the API's exclusive `dueAfter` / `dueBefore` instants (UTC);
+    `caseType` is a case type key."""
+    values = {k: str(query.get(k, "")).strip() for k in ("status", "caseType", "dueFrom", "dueBy", "sortBy")}
+    params = {k: values[k] for k in ("status", "sortBy") if values[k]}
+    if values["dueFrom"]:
+        params["dueAfter"] = f"{_day(values['dueFrom'], 'dueFrom') - timedelta(days=1)}T23:59:59.999999Z"
+    if values["dueBy"]:
+        params["dueBefore"] = f"{_day(values['dueBy'], 'dueBy') + timedelta(days=1)}T00:00:00Z"
+    return InboxFilters(values=values, params=params, case_type=values["caseType"] or None)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from casemgmt.console import views
+from casemgmt.console import user_views, views
 
 app_name = "console"
 
@@ -10,6 +10,10 @@ urlpatterns = [
     path("console/", views.inbox_page, name="inbox"),
     path("console/tasks/<uuid:case_id>/<str:step_id>", views.task_page, name="task"),
     path("console/tasks/<uuid:case_id>/<str:step_id>/claim", views.task_claim_page, name="task-claim"),
+    path("console/tasks/<uuid:case_id>/<str:step_id>/draft", views.task_draft_page, name="task-draft"),
+    path("console/live/token", views.live_token_page, name="live-token"),
+    path("console/dashboard", user_views.dashboard_page, name="dashboard"),
+    path("console/preferences", user_views.preferences_page, name="preferences"),
     path("console/cases", views.case_list_page, name="cases"),
     path("console/cases/<uuid:case_id>", views.case_page, name="case"),
     path("console/cases/<uuid:case_id>/audit/verify", views.case_verify_page, name="case-verify"),

@@ -4,28 +4,32 @@ Django session with CSRF; the API itself stays token-only."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import login, logout
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone, translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from casemgmt.accounts.models import User
+from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.services import auth_login
 from casemgmt.audit import selectors as audit_selectors
 from casemgmt.audit import services as audit_services
-from casemgmt.cases.selectors import access_case, case_list, case_search
+from casemgmt.cases.selectors import access_case, case_list, case_search, case_type_list
+from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
-from casemgmt.console.forms import attach_errors, form_data, form_fields
+from casemgmt.console.forms import attach_errors, form_data, form_fields, inbox_filters
 from casemgmt.vault import selectors as vault_selectors
 from casemgmt.vault import services as vault_services
 from casemgmt.vault.apis import content_response
@@ -70,13 +74,22 @@ def console_page(*needed: str) -> Callable[[View], View]:
                     raise errors.PermissionDenied("Platform operators use the Django admin.")
                 if needed and not has_all(request.user.get_permission_strings(), needed):
                     raise errors.PermissionDenied(f"Requires permission {', '.join(needed)}.")
-                return view(request, *args, **kwargs)
+                with _locale_of(request.user):
+                    return view(request, *args, **kwargs)
             except errors.ApplicationError as exc:  # the API's 400/403/404/409/413 as a page
                 return _refused(request, exc)
 
         return wrapper
 
     return decorate
+
+
+@contextmanager
+def _locale_of(user: User) -> Iterator[None]:
+    """The user's language (Django's own date and number formats) and time zone for the page."""
+    preferences = preferences_of(user)
+    with translation.override(preferences["language"]), timezone.override(preferences["timezone"]):
+        yield
 
 
 @require_http_methods(["GET", "POST"])
@@ -102,6 +115,7 @@ def login_page(request: HttpRequest) -> HttpResponseBase:
 
 @require_POST
 def logout_page(request: HttpRequest) -> HttpResponseBase:
+    console_services.live_tokens_revoke(session=request.session)  # the page's sockets close too
     logout(request)
     return redirect("console:login")
 
@@ -109,8 +123,20 @@ def logout_page(request: HttpRequest) -> HttpResponseBase:
 @console_page()
 def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
     task_read_scope(user=request.user)  # tasks:read, tasks:claim or tasks:complete
-    tasks = task_inbox(user=request.user, params=request.GET)[:100]
-    return page(request, "console/inbox.html", {"tasks": tasks})
+    context: dict[str, Any] = {
+        "case_types": case_type_list(tenant_id=request.user.member_tenant_id, latest=True),
+        "tasks": [],
+    }
+    try:
+        filters = inbox_filters(request.GET)
+        context["filters"] = filters.values
+        per_page = preferences_of(request.user)["itemsPerPage"]
+        tasks = task_inbox(user=request.user, params=filters.params, case_type=filters.case_type)
+        context["tasks"] = tasks[:per_page]
+    except errors.ValidationFailed as exc:  # a bad filter: the form again, with the message
+        context.update(filters=request.GET, filter_error=exc.message)
+        return page(request, "console/inbox.html", context, status=400)
+    return page(request, "console/inbox.html", context)
 
 
 @console_page("tasks:claim")
@@ -126,7 +152,12 @@ def task_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpRespon
     row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
     step = step_definition(row.case, row.step_id)
     fields = form_fields(step.get("formSchema") or {"type": "object"}, row.result or row.draft or {})
-    context: dict[str, Any] = {"task": row, "fields": fields, "outcomes": step.get("outcomes") or []}
+    context: dict[str, Any] = {
+        "task": row,
+        "fields": fields,
+        "outcomes": step.get("outcomes") or [],
+        "can_complete": has_all(request.user.get_permission_strings(), ["tasks:complete"]),
+    }
     if request.method == "GET":
         return page(request, "console/task.html", context)
     if not has_all(request.user.get_permission_strings(), ["tasks:complete"]):
@@ -209,3 +240,26 @@ def _document_upload(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
     upload = require_upload(request.FILES)
     vault_services.document_upload(user=request.user, upload=upload, case=case, description=description)
     return redirect("console:case", case_id=case.id)
+
+
+@console_page("tasks:complete")
+@require_POST
+def task_draft_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpResponseBase:
+    """Autosave: the form as typed so far, kept on the task (no validation; not audited) and put
+    back into the form when the page is opened again. Answers the status line only."""
+    row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
+    fields = form_fields(step_definition(row.case, row.step_id).get("formSchema") or {"type": "object"})
+    try:
+        row = inbox_services.task_save_draft(
+            user=request.user, case_id=case_id, step_id=step_id, data=form_data(fields, request.POST)
+        )
+    except errors.ApplicationError as exc:  # held by someone else, completed meanwhile
+        return render(request, "console/draft_status.html", {"error": exc.message}, status=exc.status_code)
+    return render(request, "console/draft_status.html", {"task": row})
+
+
+@console_page()
+@require_POST
+def live_token_page(request: ConsoleRequest) -> HttpResponseBase:
+    issued = console_services.live_token_issue(user=request.user, session=request.session)
+    return JsonResponse({"token": issued.token, "expiresAt": issued.expires_at.isoformat()})

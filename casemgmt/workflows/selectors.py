@@ -75,8 +75,11 @@ def _visible_to(user: User) -> Q:
     return open_claimable | done
 
 
-def task_inbox(*, user: User, params: Any) -> QuerySet[CaseStep]:
+def task_inbox(*, user: User, params: Any, case_type: str | None = None) -> QuerySet[CaseStep]:
+    """The API's inbox filters from `params`; the console also narrows by case type key."""
     tasks = CaseStep.objects.filter(tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES)
+    if case_type:
+        tasks = tasks.filter(case__case_type__key=case_type)
     tasks = tasks.filter(_visible_to(user))
     status = params.get("status")
     if status == "claimed":

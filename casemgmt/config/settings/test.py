@@ -20,3 +20,6 @@ if VAULT_STORAGE == "filesystem":  # noqa: F405 - each xdist worker keeps its ow
     STORAGES["vault"]["OPTIONS"]["location"] = str(  # noqa: F405
         VAR_DIR / "test-vault" / (os.environ.get("PYTEST_XDIST_WORKER") or "main")  # noqa: F405
     )
+# The console's browser tests drive daphne (HTTP and the WebSocket on one port), which then serves
+# the static files itself, as in the embedded default.
+SERVE_STATIC = True

@@ -169,6 +169,7 @@ def task_complete(
         row.assigned_to, row.claimed_at = user, now
     row.status, row.completed_at, row.completed_by = CaseStep.COMPLETED, now, user
     row.result, row.outcome = data, outcome or ""
+    row.draft, row.draft_saved_at = None, None  # the completed data supersedes any draft
     row.save(
         update_fields=[
             "assigned_to",
@@ -178,6 +179,8 @@ def task_complete(
             "completed_by",
             "result",
             "outcome",
+            "draft",
+            "draft_saved_at",
         ]
     )
     task_audit(row, str(user.id), "task:completed", {"outcome": outcome, "data": data})

@@ -1,27 +1,50 @@
-"""A case worker's flow in a real chromium (Selenium with Debian's chromedriver), offline."""
+"""A case worker's flows in a real chromium (Selenium with Debian's chromedriver), offline, against
+daphne (HTTP and the `/ws` WebSocket on one port), as `make run` serves the console. One browser
+per module; each test signs in afresh."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from selenium import webdriver  # a dev dependency: a missing one is an install error, not a skip
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from casemgmt.accounts.services import preferences_update
+from casemgmt.vault.models import Document
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
-from tests.support import browser
+from tests.support import accessibility, browser
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+TASK_FORM = "Amount (required)"  # shown on the task page only (the inbox's filters say "Completed")
 
-@pytest.fixture
-def driver():
+
+@pytest.fixture(scope="module")
+def chrome():
     options = webdriver.ChromeOptions()
     options.binary_location = browser.chromium()
     for flag in browser.HEADLESS_FLAGS + ["--window-size=1280,1000"]:
         options.add_argument(flag)
     service = webdriver.ChromeService(executable_path=browser.chromedriver())
-    chrome = webdriver.Chrome(options=options, service=service)
-    yield chrome
-    chrome.quit()
+    driver = webdriver.Chrome(options=options, service=service)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def driver(chrome, asgi_server):
+    """The module's browser, signed out, at the desktop size; its base URL is daphne's (by the
+    name `localhost`: the offline flags resolve no other name)."""
+    base = asgi_server.replace("127.0.0.1", "localhost")
+    chrome.set_window_size(1280, 1000)
+    chrome.get(base + "/console/login")
+    chrome.delete_all_cookies()
+    chrome.base = base
+    return chrome
 
 
 def _shot(driver, name: str) -> None:
@@ -29,34 +52,61 @@ def _shot(driver, name: str) -> None:
     assert driver.save_screenshot(str(browser.SCREENSHOT_DIR / name))
 
 
-def test_log_in_claim_and_complete_a_task_after_a_validation_error(
-    driver, live_server, waiting_case, admin_user
-):
-    from selenium.webdriver.common.by import By
+def shows(driver, text: str, **kwargs: Any) -> None:
+    browser.wait_for_text(driver, text, **kwargs)
 
-    def shows(text: str) -> None:
-        browser.wait_for_text(driver, text)
 
-    driver.get(live_server.url + "/console/")
-    shows("Sign in")
-    driver.find_element(By.ID, "email").send_keys(admin_user.email)
+def until(driver, script: str, what: str, timeout: float = 20) -> None:
+    try:
+        WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
+    except Exception:
+        raise AssertionError(f"{what} never happened; the page shows: {d_text(driver)}") from None
+
+
+def d_text(driver) -> str:
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
+def accessible(driver, page: str) -> None:
+    found = accessibility.violations(driver)
+    assert not found, f"{page}: {found}"
+
+
+def sign_in(driver, user, path: str = "/console/") -> None:
+    driver.get(driver.base + path)
+    shows(driver, "Sign in")
+    driver.find_element(By.ID, "email").send_keys(user.email)
     driver.find_element(By.ID, "password").send_keys(PASSWORD)
     driver.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
-    shows("Review claim")
+    until(driver, "return !!document.getElementById('live')", "signing in")
+
+
+def live_socket_open(driver) -> None:
+    until(driver, "return document.documentElement.dataset.live === 'open'", "the live socket to open")
+
+
+def test_log_in_claim_and_complete_a_task_after_a_validation_error(driver, waiting_case, admin_user):
+    driver.get(driver.base + "/console/")
+    shows(driver, "Sign in")
+    accessible(driver, "login")
+    sign_in(driver, admin_user)
+    shows(driver, "Review claim")
+    accessible(driver, "inbox")
     _shot(driver, "console-inbox.png")
     driver.find_element(By.XPATH, "//main//button[contains(., 'Claim')]").click()
-    shows("Complete")
+    shows(driver, TASK_FORM)
     driver.find_element(By.ID, "f-amount").send_keys("0")
     driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
-    shows("0 is less than the minimum of 1")
+    shows(driver, "0 is less than the minimum of 1")
     assert driver.find_element(By.ID, "f-amount").get_attribute("aria-invalid") == "true"
+    accessible(driver, "task with a validation error")
     _shot(driver, "console-task-validation-error.png")
     amount = driver.find_element(By.ID, "f-amount")
     amount.clear()
     amount.send_keys("5")
     driver.find_element(By.ID, "f-approved").click()
     driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
-    shows("Review claim — completed")
+    shows(driver, "Review claim — completed")
     _shot(driver, "console-case-after-completion.png")
     row = CaseStep.objects.get(case_id=waiting_case["id"], step_id="review")
     assert (row.status, row.assigned_to_id, row.result) == (
@@ -64,3 +114,144 @@ def test_log_in_claim_and_complete_a_task_after_a_validation_error(
         admin_user.id,
         {"amount": 5, "approved": True},
     )
+
+
+def test_a_case_change_made_elsewhere_arrives_live(driver, waiting_case, admin_user, api):
+    sign_in(driver, admin_user, f"/console/cases/{waiting_case['id']}")
+    shows(driver, "Broken window")
+    live_socket_open(driver)
+    accessible(driver, "case detail")
+    client = api(admin_user)
+    patch = {"data": {"title": "Window replaced, glazier booked"}}
+    assert client.patch(f"/cases/{waiting_case['id']}/data", patch, format="json").status_code == 200
+    shows(driver, "Window replaced, glazier booked")
+    shows(driver, "version 2")
+    _shot(driver, "console-case-live-update.png")
+    # The inbox too: a task that appears while it is open shows up without a reload.
+    driver.find_element(By.LINK_TEXT, "Inbox").click()
+    shows(driver, waiting_case["caseNumber"])
+    from tests.casemgmt.workflows.conftest import Flow
+
+    flow = Flow(api, admin_user)
+    flow.workflow([{"id": "inspect", "name": "Inspect site", "type": "task"}])
+    live_socket_open(driver)
+    flow.case({"amount": 4, "title": "Leaking roof"})
+    shows(driver, "Inspect site")
+    _shot(driver, "console-inbox-live-update.png")
+
+
+def test_upload_a_document_and_see_it_listed(driver, waiting_case, admin_user, tmp_path):
+    sign_in(driver, admin_user, f"/console/cases/{waiting_case['id']}")
+    shows(driver, "No documents.")
+    path = tmp_path / "glazier-quote.pdf"
+    path.write_bytes(b"%PDF-1.4 quote for one window")
+    driver.find_element(By.ID, "upload-file").send_keys(str(path))
+    driver.find_element(By.ID, "upload-description").send_keys("Glazier's quote")
+    driver.find_element(By.XPATH, "//main//button[.='Upload']").click()
+    shows(driver, "glazier-quote.pdf")
+    _shot(driver, "console-document-uploaded.png")
+    document = Document.objects.get(case_id=waiting_case["id"])
+    assert (document.filename, document.description) == ("glazier-quote.pdf", "Glazier's quote")
+
+
+def test_a_draft_autosaves_and_is_restored_after_a_reload(driver, waiting_case, admin_user):
+    sign_in(driver, admin_user, f"/console/tasks/{waiting_case['id']}/review")
+    shows(driver, TASK_FORM)
+    driver.find_element(By.ID, "f-amount").send_keys("42")
+    driver.find_element(By.ID, "f-note").send_keys("call back Monday")
+    shows(driver, "Draft saved at")
+    until(
+        driver,
+        "return document.getElementById('draft-status').textContent.includes('Draft saved')",
+        "the draft to be saved",
+    )
+    WebDriverWait(driver, 20).until(
+        lambda d: (
+            (CaseStep.objects.get(case_id=waiting_case["id"], step_id="review").draft or {}).get("note")
+            == "call back Monday"
+        )
+    )
+    driver.refresh()
+    shows(driver, "Draft saved at")
+    assert driver.find_element(By.ID, "f-amount").get_attribute("value") == "42"
+    assert driver.find_element(By.ID, "f-note").get_attribute("value") == "call back Monday"
+    _shot(driver, "console-task-draft-restored.png")
+
+
+def test_dashboard_charts_preferences_and_accessibility_on_every_main_page(driver, waiting_case, admin_user):
+    sign_in(driver, admin_user, "/console/dashboard")
+    shows(driver, "SLA compliance")
+    until(
+        driver,
+        "return [...document.querySelectorAll('canvas[data-chart]')].every(c => Chart.getChart(c))",
+        "the charts to be drawn",
+    )
+    accessible(driver, "dashboard")
+    _shot(driver, "console-dashboard.png")
+    driver.get(driver.base + "/console/cases")
+    shows(driver, waiting_case["caseNumber"])
+    accessible(driver, "cases")
+    driver.get(driver.base + "/console/preferences")
+    shows(driver, "Theme")
+    accessible(driver, "preferences")
+    Select(driver.find_element(By.ID, "pref-theme")).select_by_value("High Contrast Dark")
+    driver.find_element(By.XPATH, "//main//button[.='Save']").click()
+    shows(driver, "Preferences saved.")
+    scheme = "return document.documentElement.dataset.scheme"
+    assert driver.execute_script(scheme) == "dark"
+    background = "return getComputedStyle(document.body).backgroundColor"
+    assert driver.execute_script(background) == "rgb(0, 0, 0)"
+    accessible(driver, "preferences, high contrast dark")
+    _shot(driver, "console-preferences-high-contrast.png")
+    for path, text in (
+        ("/console/", "Review claim"),
+        (f"/console/cases/{waiting_case['id']}", "Broken window"),
+        (f"/console/tasks/{waiting_case['id']}/review", TASK_FORM),
+        ("/console/dashboard", "SLA compliance"),
+    ):
+        driver.get(driver.base + path)
+        shows(driver, text)
+        assert driver.execute_script(scheme) == "dark", path
+        accessible(driver, f"{path} in high contrast dark")
+
+
+def test_keyboard_and_a_phones_width(driver, waiting_case, admin_user):
+    sign_in(driver, admin_user)
+    shows(driver, "Review claim")
+    driver.set_window_size(375, 800)
+    for path, text in (
+        ("/console/", "Review claim"),
+        (f"/console/cases/{waiting_case['id']}", "Broken window"),
+    ):
+        driver.get(driver.base + path)
+        shows(driver, text)
+        fits = "return document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+        assert driver.execute_script(fits), f"{path} scrolls sideways at a phone's width"
+    _shot(driver, "console-case-phone.png")
+    driver.get(driver.base + "/console/")
+    shows(driver, "Review claim")
+    # The first Tab reaches the skip link, which moves focus to the content.
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    focused = driver.switch_to.active_element
+    assert focused.text == "Skip to content"
+    focused.send_keys(Keys.ENTER)
+    until(driver, "return location.hash === '#main'", "the skip link to move to the content")
+    # Claiming works from the keyboard alone.
+    claim = driver.find_element(By.XPATH, "//main//button[contains(., 'Claim')]")
+    claim.send_keys(Keys.ENTER)
+    shows(driver, TASK_FORM)
+    assert CaseStep.objects.get(case_id=waiting_case["id"], step_id="review").assigned_to_id == admin_user.id
+
+
+@pytest.mark.parametrize("theme", ["Dark", "High Contrast Light"])
+def test_the_other_seeded_themes_keep_their_contrast(driver, waiting_case, admin_user, theme):
+    preferences_update(user=admin_user, changes={"theme": theme})
+    sign_in(driver, admin_user)
+    for path, text in (
+        ("/console/", "Review claim"),
+        (f"/console/tasks/{waiting_case['id']}/review", TASK_FORM),
+    ):
+        driver.get(driver.base + path)
+        shows(driver, text)
+        accessible(driver, f"{path} in {theme}")
+    _shot(driver, f"console-task-{theme.lower().replace(' ', '-')}.png")

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from casemgmt.accounts.services import auth_login
 from casemgmt.tenancy.models import Tenant
@@ -29,3 +30,8 @@ def test_creates_the_demo_tenant_once_and_prints_a_working_login(settings, tmp_p
     assert creds["password"] in printed
     issued, user = auth_login(email=creds["email"], password=creds["password"], ip="127.0.0.1")
     assert issued.token and user.email == creds["email"]
+    # Work waiting in the console from the first sign-in, without any API call.
+    inbox = Client()
+    assert inbox.post("/console/login", creds).status_code == 302
+    page = inbox.get("/console/").content.decode()
+    assert page.count("Review claim</a>") == 3 and "Broken window" in page

@@ -1,0 +1,114 @@
+/* Console behaviour that htmx attributes cannot express: live updates over the WebSocket and the
+   dashboard charts. Same-origin file (the Content-Security-Policy forbids inline scripts). */
+(function () {
+  "use strict";
+
+  // --- live updates ----------------------------------------------------------------------------
+  // While a signed-in page is open, one socket to /ws (token from the console, since the socket
+  // authenticates with a JWT, never the session cookie). Each message names a case; every element
+  // marked data-live="<case id>" (or "any") gets a live-refresh event and reloads itself (hx-get).
+  var socket = null;
+  var connecting = false;  // a token request is under way: one socket per window, not one per event
+  var retryMs = 1000;
+  var retryTimer = null;
+
+  function liveConfig() {
+    return document.getElementById("live");
+  }
+
+  function scheduleRetry() {
+    if (retryTimer) return;
+    retryTimer = setTimeout(function () { retryTimer = null; connect(); }, retryMs);
+    retryMs = Math.min(retryMs * 2, 30000);
+  }
+
+  function announce(text) {
+    var region = document.getElementById("live-announce");
+    if (region) region.textContent = text;
+  }
+
+  function dispatch(message) {
+    if (!message || !message.data || message.type === "pong") return;
+    var caseId = message.data.caseId;
+    var refreshed = false;
+    document.querySelectorAll("[data-live]").forEach(function (el) {
+      var wanted = el.getAttribute("data-live");
+      if (wanted === "any" || wanted === caseId) {
+        htmx.trigger(el, "live-refresh");
+        refreshed = true;
+      }
+    });
+    if (refreshed) announce("Updated: " + message.type.replace(":", " ") + " at " + new Date().toLocaleTimeString());
+  }
+
+  function open(token) {
+    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + location.host + "/ws?token=" + encodeURIComponent(token));
+    socket.onopen = function () { retryMs = 1000; document.documentElement.dataset.live = "open"; };
+    socket.onmessage = function (event) {
+      try { dispatch(JSON.parse(event.data)); } catch (e) { /* not JSON: ignore */ }
+    };
+    socket.onclose = function () {
+      socket = null;
+      document.documentElement.dataset.live = "closed";
+      if (liveConfig()) scheduleRetry();
+    };
+  }
+
+  function connect() {
+    var config = liveConfig();
+    if (!config || socket || connecting) return;
+    connecting = true;
+    fetch(config.dataset.tokenUrl, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": config.dataset.csrf, "Accept": "application/json" },
+      redirect: "error"  // signed out meanwhile: the login redirect is not a token
+    })
+      .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
+      .then(function (body) { connecting = false; open(body.token); })
+      .catch(function () { connecting = false; scheduleRetry(); });
+  }
+
+  // Boosted navigation keeps this window: connect once signed in, close once signed out.
+  function sync() {
+    if (liveConfig()) connect();
+    else if (socket) socket.close();
+  }
+
+  // --- dashboard charts ------------------------------------------------------------------------
+  function cssVariable(name, fallback) {
+    var value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+    return value || fallback;
+  }
+
+  function drawCharts(root) {
+    var canvases = root.querySelectorAll ? root.querySelectorAll("canvas[data-chart]") : [];
+    var source = document.getElementById("chart-data");
+    if (!canvases.length || !source || typeof Chart === "undefined") return;
+    var data = JSON.parse(source.textContent);
+    var fg = cssVariable("--color-fg", "#1a1a1a");
+    var primary = cssVariable("--color-primary", "#1f4e8c");
+    var reduceMotion = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    canvases.forEach(function (canvas) {
+      var chart = data[canvas.dataset.chart];
+      if (!chart || Chart.getChart(canvas)) return;
+      new Chart(canvas, {
+        type: "bar",
+        data: { labels: chart.labels, datasets: [{ label: chart.axis, data: chart.values, backgroundColor: primary, borderColor: fg, borderWidth: 1 }] },
+        options: {
+          animation: reduceMotion ? false : undefined,
+          maintainAspectRatio: false,
+          plugins: { legend: { display: false } },
+          scales: {
+            x: { ticks: { color: fg }, grid: { color: "transparent" } },
+            y: { beginAtZero: true, ticks: { color: fg, precision: 0 } }
+          }
+        }
+      });
+    });
+  }
+
+  document.addEventListener("htmx:load", function (event) { drawCharts(event.target); sync(); });
+  document.addEventListener("DOMContentLoaded", function () { drawCharts(document); sync(); });
+})();

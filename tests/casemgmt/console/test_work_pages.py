@@ -1,0 +1,137 @@
+"""Inbox filters, autosaved drafts and the live-update token, through Django's test client."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from casemgmt.accounts.authentication import authenticate_token
+from casemgmt.workflows.models import CaseStep
+from shared.api.errors import NotAuthenticated
+from tests.casemgmt.console.conftest import FORM, signed_in
+from tests.casemgmt.workflows.conftest import Flow
+
+pytestmark = pytest.mark.django_db
+
+
+def test_inbox_filters_by_holder_case_type_and_due_day(waiting_case, admin_user, api):
+    other = Flow(api, admin_user)
+    other.workflow(
+        [{"id": "triage", "name": "Triage intake", "type": "task", "formSchema": FORM, "slaHours": 48}]
+    )
+    other.case({"amount": 3, "title": "Flooded basement"})
+    client = signed_in(admin_user)
+    assert client.post(f"/console/tasks/{waiting_case['id']}/review/claim").status_code == 302
+
+    def names(query: str) -> set[str]:
+        page = client.get(f"/console/?{query}")
+        assert page.status_code == 200, page.content
+        text = page.content.decode()
+        return {name for name in ("Review claim", "Triage intake") if name in text}
+
+    assert names("") == {"Review claim", "Triage intake"}
+    assert names("status=claimed") == {"Review claim"}
+    assert names("status=unclaimed") == {"Triage intake"}
+    assert names(f"caseType={other.key}") == {"Triage intake"}
+    due = CaseStep.objects.get(step_id="triage").due_at
+    assert names(f"dueFrom={due.date()}&dueBy={due.date()}") == {"Triage intake"}
+    assert names(f"dueBy={due.date().replace(year=due.year - 1)}") == set()
+    assert names("sortBy=dueDate&status=") == {"Review claim", "Triage intake"}
+
+
+def test_a_bad_inbox_filter_is_a_400_with_the_form(admin_user, waiting_case):
+    client = signed_in(admin_user)
+    for query, message in (("dueBy=tomorrow", "dueBy must be a date"), ("status=lost", "status must be")):
+        page = client.get(f"/console/?{query}")
+        assert page.status_code == 400
+        assert message in page.content.decode() and 'id="filter-status"' in page.content.decode()
+
+
+def test_draft_is_saved_restored_and_cleared_on_completion(waiting_case, admin_user):
+    client = signed_in(admin_user)
+    task_url = f"/console/tasks/{waiting_case['id']}/review"
+    saved = client.post(task_url + "/draft", {"amount": "7", "note": "half way", "channel": ""})
+    assert saved.status_code == 200 and b"Draft saved at" in saved.content
+    row = CaseStep.objects.get(case_id=waiting_case["id"], step_id="review")
+    assert row.draft == {"amount": 7, "note": "half way", "approved": False}
+    page = client.get(task_url).content.decode()
+    assert 'value="7"' in page and 'value="half way"' in page and "Draft saved at" in page
+    assert client.post(task_url, {"amount": "7", "approved": "on"}).status_code == 302
+    row.refresh_from_db()
+    assert (row.status, row.draft, row.draft_saved_at) == (CaseStep.COMPLETED, None, None)
+    again = client.post(task_url + "/draft", {"amount": "1"})
+    assert again.status_code == 409 and b"Draft not saved" in again.content
+
+
+def test_draft_needs_the_permission_the_tenant_and_a_session(waiting_case, tenant, make_user, other_tenant):
+    from casemgmt.accounts.models import User
+
+    url = f"/console/tasks/{waiting_case['id']}/review/draft"
+    reader = signed_in(make_user(tenant, permissions=["tasks:read"]))
+    assert reader.post(url, {"amount": "1"}).status_code == 403
+    outsider = signed_in(User.objects.get(tenant=other_tenant, roles__name="admin"))
+    assert outsider.post(url, {"amount": "1"}).status_code == 404
+    anonymous = Client().post(url, {"amount": "1"})
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/console/login")
+    assert CaseStep.objects.get(case_id=waiting_case["id"], step_id="review").draft is None
+
+
+def test_draft_of_a_task_someone_else_holds_is_refused(waiting_case, tenant, make_user, admin_user):
+    holder = make_user(tenant, roles=["admin"])
+    assert signed_in(holder).post(f"/console/tasks/{waiting_case['id']}/review/claim").status_code == 302
+    refused = signed_in(admin_user).post(f"/console/tasks/{waiting_case['id']}/review/draft", {"amount": "2"})
+    assert refused.status_code == 409 and b"claimed by another user" in refused.content
+
+
+def test_live_token_authenticates_the_socket_and_sign_out_revokes_it(admin_user):
+    client = signed_in(admin_user)
+    response = client.post("/console/live/token")
+    assert response.status_code == 200
+    token = response.json()["token"]
+    user, claims = authenticate_token(token)
+    assert user.pk == admin_user.pk
+    assert claims["exp"] - claims["iat"] <= settings.JWT["LIFETIME"].total_seconds()
+    assert client.post("/console/logout").status_code == 302
+    with pytest.raises(NotAuthenticated):
+        authenticate_token(token)
+
+
+def test_live_token_needs_a_session_csrf_and_post():
+    anonymous = Client().post("/console/live/token")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/console/login")
+
+
+def test_live_token_checks_csrf(admin_user):
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(admin_user, backend="casemgmt.accounts.backends.EmailBackend")
+    assert strict.post("/console/live/token").status_code == 403
+    assert signed_in(admin_user).get("/console/live/token").status_code == 405
+
+
+def test_case_page_and_inbox_carry_their_live_regions(waiting_case, admin_user):
+    client = signed_in(admin_user)
+    case = client.get(f"/console/cases/{waiting_case['id']}").content.decode()
+    assert f'data-live="{waiting_case["id"]}"' in case and 'hx-trigger="live-refresh' in case
+    assert 'data-live="any"' in client.get("/console/").content.decode()
+    assert 'id="live"' in case and "/console/live/token" in case
+
+
+def test_autosave_is_offered_only_to_those_who_may_complete(waiting_case, admin_user, tenant, make_user):
+    url = f"/console/tasks/{waiting_case['id']}/review"
+    assert "/review/draft" in signed_in(admin_user).get(url).content.decode()
+    reader = signed_in(make_user(tenant, permissions=["tasks:read"]))
+    page = reader.get(url)
+    assert page.status_code == 200 and "/review/draft" not in page.content.decode()
+
+
+def test_inbox_shows_the_users_items_per_page(waiting_case, admin_user, api):
+    from casemgmt.accounts.services import preferences_update
+
+    flow = Flow(api, admin_user)
+    flow.workflow([{"id": "triage", "name": "Triage intake", "type": "task", "formSchema": FORM}])
+    for n in range(3):
+        flow.case({"amount": n + 1})
+    preferences_update(user=admin_user, changes={"itemsPerPage": 2})
+    page = signed_in(admin_user).get("/console/").content.decode()
+    assert page.count("Claim <span") == 2
