@@ -142,3 +142,32 @@ def test_follow_a_running_task_log_until_it_finishes(server, driver, operator):
     ]  # no gaps, no repeats
     assert driver.find_element(By.ID, "task-status").text == "completed"
     browser.save_screenshot(driver, "orch-console-log-finished.png")
+
+
+def test_main_pages_have_no_serious_accessibility_violations(server, driver, operator):
+    from tests.support import accessibility
+
+    put_task("a11y", "echo checked", queue=QUEUE)
+    put_dag("a11y-dag", ["a11y"])
+    sign_in(driver, server, operator)
+    schedule_from(driver, server, "/console/dags/a11y-dag")
+    run_page = driver.current_url
+    pages = [
+        "/console/",
+        "/console/dags",
+        "/console/dags/a11y-dag",
+        "/console/tasks",
+        "/console/tasks/a11y",
+        "/console/agents",
+        "/console/queues",
+    ]
+    found = {}
+    for url in [server + page for page in pages] + [run_page]:
+        driver.get(url)
+        browser.wait_for_text(driver, "", selector="main h1")
+        found[url] = accessibility.violations(driver)
+    driver.set_window_size(375, 800)  # a phone's width
+    for url in (server + "/console/", run_page):
+        driver.get(url)
+        found[f"{url} (375 px)"] = accessibility.violations(driver)
+    assert {url: v for url, v in found.items() if v} == {}
