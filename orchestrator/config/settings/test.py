@@ -20,4 +20,4 @@ WEBHOOK_RETRY_BASE_SECONDS = env.float("ORCH_WEBHOOK_RETRY_BASE_SECONDS", defaul
 WEBHOOK_TIMEOUT_SECONDS = env.float("ORCH_WEBHOOK_TIMEOUT_SECONDS", default=5.0)
 # Browser tests drive the console under daphne (the log follower needs ASGI streaming): that server
 # serves the static files itself, as the embedded run does.
-SERVE_STATIC = env.bool("ORCH_SERVE_STATIC", default=False)
+SERVE_STATIC = True  # the console browser tests run on daphne, which serves its static files

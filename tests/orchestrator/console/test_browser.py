@@ -25,7 +25,6 @@ def server(subprocess_env, django_db_blocker):
     env = {
         **subprocess_env,
         "ORCH_SECURITY_ENABLED": "1",  # the log stream API must accept the console's session
-        "ORCH_SERVE_STATIC": "1",
         "ORCH_LOG_STREAM_POLL_SECONDS": "0.1",
     }
     proc, base = start_ready_asgi_server(
