@@ -48,6 +48,9 @@ def logging_config(level: str = "INFO", *, json_logs: bool = False) -> dict[str,
         "loggers": {
             "django.server": {"level": "WARNING"},
             "daphne": {"level": "WARNING"},
+            # uvicorn logs each WebSocket handshake with its query string, where a token may be.
+            "uvicorn.error": {"level": "WARNING"},
+            "uvicorn.access": {"level": "WARNING"},
             "celery": {"level": level},
         },
     }
@@ -107,6 +110,27 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+
+# The stack of a JSON API whose browser pages (the admin site, a console) live under known paths:
+# sessions, CSRF, session login and messages run only there (shared.web.middleware.BrowserOnlyMiddleware,
+# with BROWSER_PATH_PREFIXES in the service's settings).
+BROWSER_MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+API_MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "shared.api.middleware.RequestIDMiddleware",
+    "shared.api.middleware.ChunkedBodyMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "shared.web.middleware.ContentSecurityPolicyMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "shared.web.middleware.BrowserOnlyMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
