@@ -100,7 +100,7 @@ def queue_ready(run: Run) -> list[Wakeup]:
             upstream=upstream,
             start_time=None,
             end_time=None,
-        )  # fmt: skip
+        )
         for pk, task_id, queue, attempts, upstream in TaskRun.objects.filter(run=run, status=PENDING)
         .order_by("pk")
         .values_list("id", "task_id", "queue", "attempts", "upstream")
@@ -439,7 +439,7 @@ def _finish_with_dependents(execution: Execution) -> tuple[bool, bool]:
             status=QUEUED,
             start_time=None,
             end_time=None,
-        )  # fmt: skip
+        )
         for pk, status, upstream, task_id, queue, attempts, run_status in rows
         if pk != finished_id and status == PENDING and run_status != PAUSED
     ]
