@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Case service at scale (not a test): 1,000,000 cases and 1,000,000 audit events in one tenant.
 
-One command:  .venv/bin/python bench/case_scale.py   (about 6-8 minutes on 2 cores; --cases/--events
-to change the volume, --reuse to skip the load when the database already holds it, --requests N).
+One command:  .venv/bin/python bench/case_scale.py   (--cases/--events to change the volume, --reuse to
+measure again without reloading, --requests N). On a shared 2-core machine the load took 7 minutes
+(load average 8) to 14 minutes (load average 27), measuring 5 to 7 more; a quiet machine is faster.
 
 1. Drops and recreates its own database (`case_scale_bench`), migrates it, and creates a tenant, its
    admin, four more assignees and two case types through the real services.
