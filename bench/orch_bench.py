@@ -1,38 +1,62 @@
 """Orchestrator benchmark (not a test). Results and method: docs/benchmarks.md, "Orchestrator".
 
-    .venv/bin/python bench/orch_bench.py [--chain 200] [--fanout 1000] [--concurrency 2]
+    .venv/bin/python bench/orch_bench.py [--chain 200] [--fanout 1000] [--rounds 2] [--big 10000]
+                                         [--runs 100000] [--concurrency 2] [--skip-floor]
 
 Needs PostgreSQL and Redis on 127.0.0.1 (as the test suite does). Uses its own database
-(ORCH_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/orch_bench) and Redis key prefix.
+(ORCH_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/orch_bench) and Redis key
+prefix. Runs what deploy/Procfile deploys: the web API under daphne (orch-web, production settings,
+a connection pool of 8) and agents started with `manage_orch.py run_agent` (orch-agent).
 
 1. Hand-over latency: a DAG that is a chain of N `true` tasks; for each link, the time from the
    task run's end (recorded by its agent) to its dependent's start (recorded by the next agent).
 2. Throughput: a DAG of M independent `true` tasks, two agents; task runs per second from the
-   moment the run is scheduled to the last task run's end.
-3. The floor: the same two shapes as bare Celery tasks on the same Redis broker (no database).
+   moment the run is scheduled to the last task run's end. Run `--rounds` times, alternating with:
+3. Unused limits: the same fan-out on two agents started without the priority, pool and
+   max_active_runs code paths (bench/orch_agent_nolimits.py), alternating with phase 2.
+4. Big DAG: a 10,000-task DAG (100 layers of 100, each task after two of the layer before) scheduled
+   with `POST /api/schedule-dag`, then its graph read with `GET /api/runs/{id}/graph`.
+5. Runs list: 100,000 runs bulk-loaded (each with 3 task runs), then `GET /api/runs` with typical
+   filters and pages.
+6. The floor: phases 1 and 2 as bare Celery tasks on the same Redis broker (no database).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import random
 import statistics
 import sys
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DB_URL = os.environ.get("ORCH_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/orch_bench")
-os.environ.update(
-    DJANGO_SETTINGS_MODULE="orchestrator.config.settings.test",
-    ORCH_DATABASE_URL=DB_URL,
-    TEST_RUN_TOKEN="orchbench",
-    ORCH_LOG_LEVEL="WARNING",
-)
+# Production settings, as deployed; the secrets are the benchmark's own.
+SERVICE_ENV = {
+    "DJANGO_SETTINGS_MODULE": "orchestrator.config.settings.production",
+    "ORCH_DATABASE_URL": DB_URL,
+    "ORCH_REDIS_URL": "redis://127.0.0.1:6379",
+    "ORCH_SECRET_KEY": "orch-bench-secret-key-not-for-production",
+    "ORCH_FIELD_ENCRYPTION_KEYS": "dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE=",
+    "ORCH_ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "ORCH_SECURE_COOKIES": "false",
+    "TEST_RUN_TOKEN": "orchbench",
+    "ORCH_LOG_LEVEL": "WARNING",
+}
+os.environ.update(SERVICE_ENV)
 
-from tests.support.processes import ServiceProcess, child_env, wait_for  # noqa: E402
+import httpx  # noqa: E402
+
+from tests.support.processes import ServiceProcess, child_env, free_port, wait_for  # noqa: E402
+
+BIG_WIDTH = 100  # tasks per layer of the big DAG
+BULK_PREFIX = "bulk_"  # run ids of the runs-list phase's bulk-loaded runs
 
 
 def ensure_database() -> None:
@@ -45,6 +69,15 @@ def ensure_database() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+
+
+def purge_queues(*queues: str) -> None:
+    """Messages left by an interrupted earlier run would be claimed for nothing during this one."""
+    from orchestrator.config.celery import app
+
+    with app.connection_for_write() as conn:
+        for queue in queues:
+            conn.default_channel.queue_purge(queue)
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -64,28 +97,61 @@ def summary(label: str, values_ms: list[float]) -> dict:
     return out
 
 
-def start_agents(concurrency: int) -> list[ServiceProcess]:
-    env = child_env(
-        {"ORCH_AGENT_HEARTBEAT_SECONDS": "2", "ORCH_LOG_LEVEL": "INFO", "ORCH_DB_CONN_MAX_AGE": "60"}
-    )
+def start_agents(concurrency: int, queue: str, *, stripped: bool = False) -> list[ServiceProcess]:
+    """Two agents as orch-agent starts them (control queue, scheduler and sweeper included)."""
+    env = child_env({**SERVICE_ENV, "ORCH_AGENT_HEARTBEAT_SECONDS": "2", "ORCH_LOG_LEVEL": "INFO"})
+    entry = ["bench/orch_agent_nolimits.py"] if stripped else ["manage_orch.py", "run_agent"]
     procs = []
     for i in (1, 2):
-        args = [sys.executable, "manage_orch.py", "run_agent", "--queues", "bench", "--name", f"bench{i}",
-                "--concurrency", str(concurrency), "--no-control"]  # fmt: skip
-        procs.append(ServiceProcess(f"orch-bench-agent{i}", args, env))
+        name = f"{queue}{i}"
+        args = [sys.executable, *entry, "--queues", queue, "--name", name, "--concurrency", str(concurrency)]
+        procs.append(ServiceProcess(f"orch-bench-{name}", args, env))
     for proc in procs:
-        wait_for(lambda p=proc: "ready." in p.log_text(), timeout=60, what=f"{proc.name}")
+        wait_for(lambda p=proc: "ready." in p.log_text(), timeout=90, what=f"{proc.name}")
     return procs
 
 
-def define(prefix: str, count: int, chain: bool) -> str:
+def start_web() -> tuple[ServiceProcess, str]:
+    """orch-web as deploy/Procfile starts it."""
+    port = free_port()
+    env = child_env({**SERVICE_ENV, "ORCH_DB_POOL_MAX_SIZE": "8"})
+    args = [
+        sys.executable,
+        "-m",
+        "daphne",
+        "-b",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "orchestrator.config.asgi:application",
+    ]
+    web = ServiceProcess("orch-bench-web", args, env)
+    base = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        try:
+            return httpx.get(f"{base}/api/health", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(ready, timeout=90, what="orch-web")
+    return web, base
+
+
+def api_key() -> str:
+    from orchestrator.security.services import api_key_create
+
+    return api_key_create(name=f"bench-{uuid.uuid4().hex[:8]}", role="admin")[1]
+
+
+def define(prefix: str, count: int, chain: bool, queue: str) -> str:
     from orchestrator.definitions import services
 
     for i in range(count):
         deps = [f"{prefix}{i - 1}"] if chain and i else []
         services.task_definition_put(
             task_id=f"{prefix}{i}", name="", description="", command="true", dependencies=deps,
-            parameters={}, queue="bench",
+            parameters={}, queue=queue,
         )  # fmt: skip
     dag_id = f"{prefix}dag"
     tasks = [{"id": f"{prefix}{i}", "parameters": {}} for i in range(count)]
@@ -111,35 +177,201 @@ def run_dag(dag_id: str, timeout: float):
     return run, t0
 
 
-def bench_orchestrator(chain: int, fanout: int, concurrency: int) -> dict:
+def fanout_throughput(dag_id: str, label: str) -> float:
+    from orchestrator.runs.models import TaskRun
+
+    run, t0 = run_dag(dag_id, 600)
+    ends = TaskRun.objects.filter(run=run).values_list("end_time", flat=True)
+    elapsed = max(e.timestamp() for e in ends) - t0
+    count = len(ends)
+    print(f"{label}: {count / elapsed:.1f} task runs/s ({count} in {elapsed:.2f} s)", flush=True)
+    return count / elapsed
+
+
+def bench_orchestrator(chain: int, fanout: int, rounds: int, concurrency: int) -> dict:
+    """Phases 1-3: the deployed agents on queue `bench`, the stripped ones on `benchnl`; both pairs
+    run all along (idle in turn), so the rounds alternate without restarts."""
     from orchestrator.runs.models import TaskRun
 
     prefix = f"b{uuid.uuid4().hex[:4]}"
-    chain_dag = define(f"{prefix}c", chain, chain=True)
-    fan_dag = define(f"{prefix}f", fanout, chain=False)
-    agents = start_agents(concurrency)
+    chain_dag = define(f"{prefix}c", chain, chain=True, queue="bench")
+    fan_dag = define(f"{prefix}f", fanout, chain=False, queue="bench")
+    plain_dag = define(f"{prefix}n", fanout, chain=False, queue="benchnl")
+    agents = start_agents(concurrency, "bench") + start_agents(concurrency, "benchnl", stripped=True)
     try:
-        run_dag(define(f"{prefix}w", 20, chain=False), 60)  # warm-up: connections, imports
+        run_dag(define(f"{prefix}w", 20, chain=False, queue="bench"), 300)  # warm-up: connections, imports
+        run_dag(define(f"{prefix}v", 20, chain=False, queue="benchnl"), 300)
         run, _ = run_dag(chain_dag, 600)
         rows = {tr.task_id: tr for tr in TaskRun.objects.filter(run=run)}
         handovers = [
             (rows[f"{prefix}c{i}"].start_time - rows[f"{prefix}c{i - 1}"].end_time).total_seconds() * 1000
             for i in range(1, chain)
         ]
-        results = {"handover": summary(f"orchestrator hand-over ({chain}-task chain)", handovers)}
-        run, t0 = run_dag(fan_dag, 600)
-        ends = TaskRun.objects.filter(run=run).values_list("end_time", flat=True)
-        elapsed = max(e.timestamp() for e in ends) - t0
-        results["throughput"] = fanout / elapsed
-        print(f"orchestrator throughput ({fanout} independent tasks, 2 agents x {concurrency}): "
-              f"{results['throughput']:.1f} task runs/s ({elapsed:.2f} s)", flush=True)  # fmt: skip
+        results: dict = {"handover": summary(f"orchestrator hand-over ({chain}-task chain)", handovers)}
+        deployed, stripped = [], []
+        for r in range(rounds):
+            deployed.append(fanout_throughput(fan_dag, f"orchestrator throughput, round {r + 1}"))
+            stripped.append(fanout_throughput(plain_dag, f"  without limits code, round {r + 1}"))
+        results["throughput"] = statistics.fmean(deployed)
+        results["throughput_nolimits"] = statistics.fmean(stripped)
         return results
     finally:
         for proc in agents:
             proc.stop()
 
 
-def bench_floor(chain: int, fanout: int, concurrency: int) -> dict:
+def bulk_define_layered(prefix: str, total: int) -> str:
+    """The big DAG's definitions, bulk-inserted (benchmark setup, not measured: the services
+    define one task per call, with its version and audit row)."""
+    from orchestrator.definitions import services
+    from orchestrator.definitions.models import TaskDefinition
+
+    now = datetime.now(UTC)
+    rows = []
+    for i in range(total):
+        layer = i // BIG_WIDTH
+        deps = []
+        if layer:
+            base = (layer - 1) * BIG_WIDTH
+            deps = sorted(
+                {f"{prefix}{base + (i * 7) % BIG_WIDTH}", f"{prefix}{base + (i * 13 + 1) % BIG_WIDTH}"}
+            )
+        rows.append(
+            TaskDefinition(
+                id=f"{prefix}{i}",
+                name="",
+                command="true",
+                dependencies=deps,
+                parameters={},
+                queue="bigdag",
+                created_at=now,
+                updated_at=now,
+            )  # fmt: skip
+        )
+    TaskDefinition.objects.bulk_create(rows, batch_size=2000)
+    dag_id = f"{prefix}dag"
+    tasks = [{"id": f"{prefix}{i}", "parameters": {}} for i in range(total)]
+    services.dag_put(dag_id=dag_id, name="", description="", tasks=tasks, context=None, tags=[])
+    return dag_id
+
+
+def bench_big_dag(base: str, key: str, total: int) -> dict:
+    """Phase 4, through orch-web. No agent consumes the DAG's queue: the run is cancelled after."""
+    dag_id = bulk_define_layered(f"g{uuid.uuid4().hex[:4]}_", total)
+    headers = {"X-API-Key": key}
+    with httpx.Client(base_url=base, headers=headers, timeout=120) as client:
+        t0 = time.perf_counter()
+        response = client.post("/api/schedule-dag", json={"dag_id": dag_id})
+        scheduled = (time.perf_counter() - t0) * 1000
+        assert response.status_code in (200, 201), response.text[:500]
+        run_id = response.json()["run_id"]
+        print(f"big DAG ({total} tasks) scheduled through the API: {scheduled:.0f} ms", flush=True)
+        graph_times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            response = client.get(f"/api/runs/{run_id}/graph")
+            graph_times.append((time.perf_counter() - t0) * 1000)
+            assert response.status_code == 200, response.text[:500]
+        body = response.json()
+        assert len(body["nodes"]) == total, len(body["nodes"])
+        graph = summary(
+            f"big DAG graph ({len(body['nodes'])} nodes, {len(body['edges'])} edges)", graph_times
+        )
+        # cleanup, not measured: cancels the run's task runs one by one, and the roots' wake-ups
+        # are dropped from the broker (nothing serves the queue)
+        client.post(f"/api/cancel-run/{run_id}", timeout=600)
+    purge_queues("bigdag")
+    return {"schedule_ms": scheduled, "graph": graph}
+
+
+def bulk_load_runs(count: int) -> None:
+    """Phase 5's runs, each with 3 task runs, loaded with COPY (once: a rerun reuses them). A mix
+    of statuses over 20 DAGs and 30 days, as a long-lived deployment accumulates."""
+    from django.db import connection
+
+    from orchestrator.runs.models import Run
+
+    have = Run.objects.filter(run_id__startswith=BULK_PREFIX).count()
+    if have >= count:
+        return
+    rng = random.Random(16)
+    statuses = ["completed"] * 8 + ["failed", "cancelled"]
+    start = datetime.now(UTC) - timedelta(days=30)
+    runs, task_runs = io.StringIO(), io.StringIO()
+    for i in range(have, count):
+        run_id = f"{BULK_PREFIX}{i:07d}"
+        status = rng.choice(statuses)
+        began = start + timedelta(seconds=i * 30 * 86400 / count)
+        ended = began + timedelta(seconds=rng.randint(1, 600))
+        runs.write(f"{run_id}\tdag{i % 20}\t{status}\t{began.isoformat()}\t{ended.isoformat()}\n")
+        for t in range(3):
+            tr_status = status if t == 2 else "completed"
+            task_runs.write(
+                f"{run_id}_t{t}\t{run_id}\tt{t}\t{tr_status}\t{began.isoformat()}\t{ended.isoformat()}\n"
+            )
+    defaults = "'{}', '{}', '{}', 0, 0, false, 0, '{}', false"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE bench_runs (run_id text, dag_id text, status text, s timestamptz, e timestamptz)"
+        )
+        cursor.execute(
+            "CREATE TEMP TABLE bench_trs (id text, run_id text, task_id text, status text, s timestamptz, e timestamptz)"
+        )
+        raw = cursor.cursor
+        with raw.copy("COPY bench_runs FROM STDIN") as copy:
+            copy.write(runs.getvalue())
+        with raw.copy("COPY bench_trs FROM STDIN") as copy:
+            copy.write(task_runs.getvalue())
+        cursor.execute(
+            "INSERT INTO orch_runs_run (run_id, dag_id, status, start_time, end_time, context, parameters,"
+            " env_vars, retries, retry_delay_seconds, cancel_force, priority, versions, waiting)"
+            f" SELECT run_id, dag_id, status, s, e, {defaults} FROM bench_runs"
+        )
+        cursor.execute(
+            "INSERT INTO orch_runs_taskrun (id, run_id, task_id, command, env, queue, upstream, has_dependents,"
+            " status, attempts, max_attempts, retry_delay_seconds, start_time, end_time, log_bytes,"
+            " log_truncated, priority)"
+            " SELECT id, run_id, task_id, 'true', '{}', 'default', '[]', false, status, 1, 1, 0, s, e, 0, false, 0"
+            " FROM bench_trs"
+        )
+        cursor.execute("DROP TABLE bench_runs, bench_trs")
+    # a long-lived table as autovacuum keeps it (visibility map set: counts can use the indexes)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE orch_runs_run")
+        cursor.execute("VACUUM ANALYZE orch_runs_taskrun")
+
+
+def bench_runs_list(base: str, key: str, count: int, requests: int) -> dict:
+    """Phase 5: one client, one request at a time (latency, not load)."""
+    t0 = time.perf_counter()
+    bulk_load_runs(count)
+    print(f"runs list: {count} runs stored (loaded in {time.perf_counter() - t0:.1f} s)", flush=True)
+    since = (datetime.now(UTC) - timedelta(days=7)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    queries = [
+        "/api/runs",
+        "/api/runs?limit=50",
+        "/api/runs?status=failed",
+        "/api/runs?dag_id=dag7",
+        "/api/runs?dag_id=dag3&status=completed",
+        f"/api/runs?since={since}",
+        "/api/runs?offset=500&limit=25",
+        "/api/runs?status=cancelled&offset=200",
+        "/api/runs?sort=end_time",
+    ]
+    times = []
+    with httpx.Client(base_url=base, headers={"X-API-Key": key}, timeout=30) as client:
+        for q in queries:  # warm-up
+            response = client.get(q)
+            assert response.status_code == 200, (q, response.text[:300])
+        for i in range(requests):
+            t0 = time.perf_counter()
+            response = client.get(queries[i % len(queries)])
+            times.append((time.perf_counter() - t0) * 1000)
+            assert response.status_code == 200
+    return summary(f"runs list ({len(queries)} query shapes, {count} runs stored)", times)
+
+
+def bench_floor(chain: int, fanout: int, rounds: int, concurrency: int) -> dict:
     sys.path.insert(0, str(ROOT / "bench"))
     from bench.orch_celery_floor import _redis, hop, noop
 
@@ -158,27 +390,66 @@ def bench_floor(chain: int, fanout: int, concurrency: int) -> dict:
             index, started, ended = raw.decode().split()
             times[int(index)] = (float(started), float(ended))
         handovers = [(times[i][0] - times[i - 1][1]) * 1000 for i in range(1, chain)]
-        results = {"handover": summary(f"bare Celery hand-over ({chain}-task chain)", handovers)}
-        t0 = time.time()
-        for _ in range(fanout):
-            noop.delay(key)
-        wait_for(lambda: _redis.llen(f"{key}:done") == fanout, timeout=600, what="floor fan-out")
-        elapsed = max(float(x) for x in _redis.lrange(f"{key}:done", 0, -1)) - t0
-        results["throughput"] = fanout / elapsed
-        print(
-            f"bare Celery throughput ({fanout} tasks, 2 workers x {concurrency}): {results['throughput']:.1f} tasks/s ({elapsed:.2f} s)",
-            flush=True,
-        )
+        results: dict = {"handover": summary(f"bare Celery hand-over ({chain}-task chain)", handovers)}
+        rates = []
+        for r in range(rounds):
+            done = f"{key}:{r}"
+            t0 = time.time()
+            for _ in range(fanout):
+                noop.delay(done)
+            wait_for(lambda d=done: _redis.llen(f"{d}:done") == fanout, timeout=600, what="floor fan-out")
+            elapsed = max(float(x) for x in _redis.lrange(f"{done}:done", 0, -1)) - t0
+            rates.append(fanout / elapsed)
+            print(
+                f"bare Celery throughput, round {r + 1}: {fanout / elapsed:.1f} tasks/s ({elapsed:.2f} s)",
+                flush=True,
+            )
+        results["throughput"] = statistics.fmean(rates)
         return results
     finally:
         for proc in workers:
             proc.stop()
 
 
+def print_table(orch: dict, floor: dict | None, big: dict | None, runs: dict | None) -> None:
+    def ratio(ours: float, theirs: float | None) -> str:
+        return f"{ours / theirs:.2f}x" if theirs else "-"
+
+    fh = floor["handover"] if floor else None
+    ft = floor["throughput"] if floor else None
+    ho = orch["handover"]
+    cost = 1 - orch["throughput"] / orch["throughput_nolimits"]
+    rows = [
+        ("hand-over p50", f"{ho['p50']:.1f} ms", f"{fh['p50']:.1f} ms" if fh else "-", ratio(ho["p50"], fh and fh["p50"]), "<= 5 ms"),
+        ("hand-over p95", f"{ho['p95']:.1f} ms", f"{fh['p95']:.1f} ms" if fh else "-", ratio(ho["p95"], fh and fh["p95"]), "<= 10 ms"),
+        ("throughput", f"{orch['throughput']:.0f} /s", f"{ft:.0f} /s" if ft else "-", ratio(orch["throughput"], ft), ">= 0.65x"),
+        ("throughput, no limits code", f"{orch['throughput_nolimits']:.0f} /s", "", "", ""),
+        ("cost of unused limits", f"{cost * 100:+.1f} %", "", "", "<= 10 %"),
+    ]  # fmt: skip
+    if big:
+        rows.append(("10k-task DAG scheduled", f"{big['schedule_ms']:.0f} ms", "", "", "< 2000 ms"))
+        rows.append(("10k-task DAG graph p50", f"{big['graph']['p50']:.0f} ms", "", "", "< 500 ms"))
+        rows.append(
+            ("10k-task DAG graph max", f"{max(big['graph']['p95'], big['graph']['p99']):.0f} ms", "", "", "")
+        )
+    if runs:
+        rows.append(("runs list p50", f"{runs['p50']:.1f} ms", "", "", ""))
+        rows.append(("runs list p95", f"{runs['p95']:.1f} ms", "", "", "< 100 ms"))
+    print("\n| measure | orchestrator | bare Celery | ratio | goal |\n|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chain", type=int, default=200)
     parser.add_argument("--fanout", type=int, default=1000)
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="fan-out rounds (each with and without limits code)"
+    )
+    parser.add_argument("--big", type=int, default=10_000, help="tasks in the big DAG (0: skip)")
+    parser.add_argument("--runs", type=int, default=100_000, help="runs stored for the runs list (0: skip)")
+    parser.add_argument("--list-requests", type=int, default=450)
     parser.add_argument("--concurrency", type=int, default=2, help="pool processes per agent")
     parser.add_argument("--skip-floor", action="store_true")
     args = parser.parse_args()
@@ -186,10 +457,25 @@ def main() -> None:
 
     django.setup()
     ensure_database()
-    print(f"machine: {os.cpu_count()} CPUs; agents: 2 x concurrency {args.concurrency}", flush=True)
-    bench_orchestrator(args.chain, args.fanout, args.concurrency)
-    if not args.skip_floor:
-        bench_floor(args.chain, args.fanout, args.concurrency)
+    purge_queues("bench", "benchnl", "bigdag")
+    started = time.perf_counter()
+    load = os.getloadavg()[0]
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load:.1f}; agents: 2 x concurrency {args.concurrency}"
+    )
+    orch = bench_orchestrator(args.chain, args.fanout, args.rounds, args.concurrency)
+    floor = None if args.skip_floor else bench_floor(args.chain, args.fanout, args.rounds, args.concurrency)
+    big = runs = None
+    if args.big or args.runs:
+        web, base = start_web()
+        try:
+            key = api_key()
+            big = bench_big_dag(base, key, args.big) if args.big else None
+            runs = bench_runs_list(base, key, args.runs, args.list_requests) if args.runs else None
+        finally:
+            web.stop()
+    print_table(orch, floor, big, runs)
+    print(f"\n(took {time.perf_counter() - started:.0f} s; load average now {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

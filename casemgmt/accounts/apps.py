@@ -6,3 +6,21 @@ from casemgmt.accounts import openapi  # noqa: F401 - importing it registers the
 class AccountsConfig(AppConfig):
     name = "casemgmt.accounts"
     label = "accounts"
+
+    def ready(self) -> None:
+        from django.db.models.signals import m2m_changed, post_delete, post_save
+
+        from casemgmt.accounts.authentication import forget_cached_principals
+        from casemgmt.accounts.models import RevokedToken, Role, User
+
+        # Any change to what a credential stands for drops the cached principals of this process.
+        for model in (User, Role, RevokedToken):
+            post_save.connect(
+                forget_cached_principals, sender=model, dispatch_uid=f"principals-{model.__name__}"
+            )
+            post_delete.connect(
+                forget_cached_principals, sender=model, dispatch_uid=f"principals-del-{model.__name__}"
+            )
+        m2m_changed.connect(
+            forget_cached_principals, sender=User.roles.through, dispatch_uid="principals-roles"
+        )

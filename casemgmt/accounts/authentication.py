@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import threading
+import time
 from typing import Any
 
 from rest_framework.authentication import BaseAuthentication
@@ -34,6 +37,45 @@ def authenticate_token(raw: str) -> tuple[User, dict[str, Any] | None]:
     return user, claims
 
 
+# decision: HTTP requests reuse a credential's verified principal for at most
+# PRINCIPAL_CACHE_SECONDS (1 s) inside one process, so a burst of calls with one token costs one
+# JWT decode, revocation lookup and user + roles query instead of one per call. A logout, disable,
+# password or role change made in this process forgets every entry at once; one made in another
+# process reaches this one within the TTL. WebSocket re-checks always read fresh.
+PRINCIPAL_CACHE_SECONDS = 1.0
+_PRINCIPAL_CACHE_MAX = 10_000
+_principals: dict[str, tuple[float, User, dict[str, Any] | None]] = {}
+_principals_lock = threading.Lock()
+
+
+def forget_cached_principals(**_signal: Any) -> None:
+    """Drops every cached principal (also a signal receiver, hence the keyword arguments). An entry
+    read just before a change commits lives at most the TTL, counted from its read."""
+    with _principals_lock:
+        _principals.clear()
+
+
+def authenticate_token_cached(raw: str) -> tuple[User, dict[str, Any] | None]:
+    now = time.monotonic()
+    hit = _principals.get(raw)
+    if hit is not None and hit[0] > now:
+        # A copy per request: views may set attributes on request.user; the tenant is read lazily
+        # from the database when a view needs more than its id, so it is never stale.
+        return copy.copy(hit[1]), hit[2]
+    user, claims = authenticate_token(raw)
+    user.get_permission_strings()
+    cached = copy.copy(user)
+    cached._state.fields_cache.pop("tenant", None)
+    expires = now + PRINCIPAL_CACHE_SECONDS
+    if claims is not None:  # never past the token's own expiry
+        expires = min(expires, now + float(claims["exp"]) - time.time())
+    with _principals_lock:
+        if len(_principals) >= _PRINCIPAL_CACHE_MAX:
+            _principals.clear()
+        _principals[raw] = (expires, cached, claims)
+    return user, claims
+
+
 class BearerAuthentication(BaseAuthentication):
     def authenticate(self, request: Any) -> tuple[User, dict[str, Any] | None] | None:
         header = request.META.get("HTTP_AUTHORIZATION")
@@ -42,7 +84,7 @@ class BearerAuthentication(BaseAuthentication):
         raw = tokens.bearer_token(header)
         if raw is None:
             raise errors.NotAuthenticated("Authorization header must be 'Bearer <token>'.")
-        return authenticate_token(raw)
+        return authenticate_token_cached(raw)
 
     def authenticate_header(self, request: Any) -> str:
         return 'Bearer realm="casemgmt"'

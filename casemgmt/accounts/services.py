@@ -20,6 +20,7 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from kombu.exceptions import OperationalError
 
 from casemgmt.accounts import lockout
+from casemgmt.accounts.authentication import forget_cached_principals
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, revoke
@@ -297,6 +298,7 @@ def principal_disable(*, user: User, actor: User) -> None:
     # Conditional update: disabling twice records one event.
     if not User.objects.filter(pk=user.pk, is_active=True).update(is_active=False):
         return
+    forget_cached_principals()  # a queryset update sends no signal
     # A disabled principal's audit events are marked deleted, in the same transaction as the disable.
     marked = mark_actor_events_deleted(tenant_id=user.member_tenant_id, actor=str(user.id), deleted=True)
     record(

@@ -21,7 +21,7 @@ from casemgmt.cases.selectors import access_case
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
 from shared.audit.models import AuditEventBase
-from shared.audit.services import VerifyResult, event_to_dict
+from shared.audit.services import ChainEntry, VerifyResult, event_to_dict
 
 FORMAT_PARAMETER = OpenApiParameter(
     "format", str, enum=["csv", "json"], description="file format (default json)"
@@ -45,7 +45,7 @@ def paged(
     return Response({"data": [event_to_dict(e) for e in rows], "total": total, "next": next_url})
 
 
-def chain_entry_out(event: AuditEventBase | None) -> dict[str, Any] | None:
+def chain_entry_out(event: AuditEventBase | ChainEntry | None) -> dict[str, Any] | None:
     if event is None:
         return None
     return {

@@ -72,7 +72,7 @@ def verify_events_in_chain(*, tenant_id: UUID | str, events: Iterable[AuditEvent
 def _break(result: audit.VerifyResult, event: AuditEvent, message: str) -> None:
     result.is_valid = False
     result.first_broken = result.first_broken or event
-    result.errors.append(message)
+    audit.note_error(result, message)
 
 
 @transaction.atomic

@@ -23,7 +23,7 @@ from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.selectors import case_steps
 from shared.api.errors import ValidationFailed
 from shared.api.fields import StrictCharField
-from shared.api.pagination import get_page, page_links
+from shared.api.pagination import get_page, list_total, next_link
 from shared.api.time import iso
 
 
@@ -209,12 +209,17 @@ class CaseListCreateApi(APIView):
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         cases = selectors.case_list(user=request.user, params=request.query_params)
-        total = cases.count()
-        rows = list(cases[page.offset : page.offset + page.limit])
+        total = list_total(cases)
+        rows = selectors.case_page(cases, page)
+        has_more = len(rows) > page.limit
+        rows = rows[: page.limit]
         steps = selectors.current_steps([c.id for c in rows])
-        next_url, _ = page_links(request, page, total)
         return Response(
-            {"data": [case_list_item_out(c, steps.get(c.id)) for c in rows], "total": total, "next": next_url}
+            {
+                "data": [case_list_item_out(c, steps.get(c.id)) for c in rows],
+                "total": total,
+                "next": next_link(request, page, has_more),
+            }
         )
 
     @extend_schema(responses={201: openapi.CaseOut})
@@ -250,9 +255,14 @@ class CaseSearchApi(APIView):
         if len(q) > 500:
             raise ValidationFailed("q must be at most 500 characters", field="q")
         page = get_page(request.query_params, default_limit=25, max_limit=100)
-        hits, total = selectors.case_search(tenant_id=request.user.tenant_id, q=q, page=page)
-        next_url, _ = page_links(request, page, total)
-        return Response({"data": [search_hit_out(h) for h in hits], "total": total, "next": next_url})
+        hits, total, has_more = selectors.case_search(tenant_id=request.user.tenant_id, q=q, page=page)
+        return Response(
+            {
+                "data": [search_hit_out(h) for h in hits],
+                "total": total,
+                "next": next_link(request, page, has_more),
+            }
+        )
 
 
 class CaseDashboardApi(APIView):

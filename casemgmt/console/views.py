@@ -184,7 +184,7 @@ def task_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpRespon
 def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     q = request.GET.get("q", "").strip()
     if q:
-        hits, _ = case_search(tenant_id=request.user.member_tenant_id, q=q, page=Page(limit=50, offset=0))
+        hits, _, _ = case_search(tenant_id=request.user.member_tenant_id, q=q, page=Page(limit=50, offset=0))
         return page(request, "console/cases.html", {"q": q, "hits": hits})
     return page(
         request,

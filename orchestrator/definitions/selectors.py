@@ -19,6 +19,7 @@ from orchestrator.definitions.models import (
 from orchestrator.definitions.querying import pattern_filter, sort_order
 from orchestrator.runs.models import QUEUED, RUNNING, TaskRun
 from shared.api import errors
+from shared.bulkinsert import among
 
 TASK_SORTS = {
     "id": "id",
@@ -55,7 +56,7 @@ def dependency_closure(task_ids: list[str]) -> dict[str, TaskDefinition]:
     found: dict[str, TaskDefinition] = {}
     frontier = list(dict.fromkeys(task_ids))
     while frontier:
-        batch = {t.id: t for t in TaskDefinition.objects.filter(pk__in=frontier)}
+        batch = {t.id: t for t in TaskDefinition.objects.filter(pk__in=among(frontier))}
         missing = [t for t in frontier if t not in batch]
         if missing:
             raise errors.ValidationFailed(f"unknown task(s): {', '.join(missing)}", field="dependencies")

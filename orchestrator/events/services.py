@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.events.models import Event
 from shared.api.time import iso, now_ms
+from shared.bulkinsert import bulk_insert_rows
 
 if TYPE_CHECKING:  # runs and agents emit events through here, so their models are not imported
+    from collections.abc import Sequence
     from datetime import datetime
     from types import SimpleNamespace
 
@@ -35,21 +37,24 @@ def _duration(start: datetime | None, end: datetime | None) -> int | None:
     return int((end - start).total_seconds()) if start and end else None
 
 
-def event_emit_task_runs(task_runs: list[TaskRun], run: Run) -> None:
+def event_emit_task_runs(task_runs: Sequence[TaskRun | SimpleNamespace], run: Run | SimpleNamespace) -> None:
     """One insert for many task runs' events (scheduling a large DAG)."""
-    now = now_ms()
-    Event.objects.bulk_create(
+    occurred = now_ms()
+    dag_id = run.dag_id or ""
+    bulk_insert_rows(
+        Event,
         [
-            Event(
-                type=f"task.{tr.status}",
-                occurred_at=now,
-                run_id=run.run_id,
-                dag_id=run.dag_id or "",
-                task_id=tr.task_id,
-                data=task_run_event_data(tr, run),
-            )  # fmt: skip
+            {
+                "type": f"task.{tr.status}",
+                "occurred_at": occurred,
+                "run_id": run.run_id,
+                "dag_id": dag_id,
+                "task_id": tr.task_id,
+                "data": task_run_event_data(tr, run),
+                "dispatched_at": None,
+            }
             for tr in task_runs
-        ]
+        ],
     )
 
 

@@ -166,12 +166,12 @@ def rerun_out(run: Run) -> dict:
     }
 
 
-def run_graph_out(run: Run, task_runs: list[TaskRun]) -> dict:
+def run_graph_out(run: Run, rows: list[tuple[str, str, str, list[str]]]) -> dict:
     return {
         "run_id": run.run_id,
         "dag_id": run.dag_id,
-        "nodes": [{"id": tr.id, "task_id": tr.task_id, "status": tr.status} for tr in task_runs],
-        "edges": [{"from": up, "to": tr.id} for tr in task_runs for up in tr.upstream],
+        "nodes": [{"id": pk, "task_id": task_id, "status": status} for pk, task_id, status, _ in rows],
+        "edges": [{"from": up, "to": pk} for pk, _, _, upstream in rows for up in upstream],
     }
 
 
@@ -338,8 +338,7 @@ class RunGraphApi(APIView):
     @extend_schema(responses=openapi.GraphOut)
     def get(self, request: Request, run_id: str) -> Response:
         run = selectors.run_get(run_id)
-        task_runs = selectors.task_runs_of(run)
-        return Response(run_graph_out(run, task_runs))
+        return Response(run_graph_out(run, selectors.graph_of(run)))
 
 
 class TaskLogsApi(APIView):

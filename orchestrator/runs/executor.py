@@ -1,5 +1,5 @@
-"""Runs one attempt of a task run on an agent: the command in its own process group under a guard
-that kills the group should the agent die, output captured line by line into the database in
+"""Runs one attempt of a task run on an agent: the command in its own process group, registered with
+the agent process's reaper that kills the group should the agent die, output captured line by line into the database in
 batches, a timeout that kills the group, and a poll of the task run's status so that a cancel stops
 the command (SIGTERM, SIGKILL after a grace period)."""
 
@@ -8,11 +8,13 @@ from __future__ import annotations
 import logging
 import os
 import re
+import select
 import selectors
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +34,7 @@ RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS = 0.5, 10.0
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ")
 MAX_LINE_BYTES = 64 * 1024
-GUARD = str(Path(__file__).with_name("guard.py"))
+REAPER = str(Path(__file__).with_name("reaper.py"))
 
 
 @dataclass
@@ -162,6 +164,110 @@ def _killpg(proc: subprocess.Popen, sig: int) -> None:
         pass
 
 
+class Reaper:
+    """This process's reaper (runs/reaper.py), started on first use, and again in a forked child
+    (a Celery pool process) or should it have died. It keeps the groups it was told of, so that a
+    replacement reaper learns the ones still running."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.owner: int | None = None  # the process that started the reaper
+        self.proc: subprocess.Popen | None = None
+        self.fd: int | None = None  # the pipe's write end
+        self.groups: set[int] = set()
+
+    def write_fd(self) -> int:
+        with self.lock:
+            alive = self.owner == os.getpid() and self.proc is not None and self.proc.poll() is None
+            if not alive or self.fd is None:
+                self._start()
+            assert self.fd is not None
+            return self.fd
+
+    def _start(self) -> None:
+        if self.owner != os.getpid():
+            # a fork's copy of the parent's pipe would keep the parent's reaper from seeing it die
+            if self.fd is not None:
+                os.close(self.fd)
+            self.fd, self.groups = None, set()
+        elif self.fd is not None:
+            os.close(self.fd)  # the pipe of a reaper that died
+        read_end, write_end = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", REAPER, str(read_end)],
+                stdin=subprocess.DEVNULL, pass_fds=(read_end,), start_new_session=True,
+            )  # fmt: skip
+        except OSError:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        self.owner, self.fd = os.getpid(), write_end
+        for pgid in self.groups:
+            os.write(write_end, b"+%d\n" % pgid)
+
+    def started(self, pgid: int) -> None:
+        with self.lock:
+            self.groups.add(pgid)
+
+    def forget(self, pgid: int) -> None:
+        with self.lock:
+            self.groups.discard(pgid)
+            if self.owner == os.getpid() and self.fd is not None:
+                try:
+                    os.write(self.fd, b"-%d\n" % pgid)
+                except OSError:  # the reaper died: its replacement will not learn this group
+                    pass
+
+
+reaper = Reaper()
+
+
+def _start_command(command: str, env: dict[str, str]) -> subprocess.Popen:
+    """`/bin/sh -c COMMAND` in a new session (its own process group), registered with the reaper by
+    the child itself before it execs, so that no command ever runs unregistered. A reaper that died
+    just now fails the registration: it is replaced and the start tried once more."""
+    for last in (False, True):
+        fd = reaper.write_fd()
+
+        def register(fd: int = fd) -> None:
+            os.write(fd, b"+%d\n" % os.getpid())
+
+        try:
+            proc = subprocess.Popen(
+                ["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, env=env, start_new_session=True, preexec_fn=register,
+            )  # fmt: skip
+        except subprocess.SubprocessError:
+            if last:
+                raise
+            continue
+        reaper.started(proc.pid)
+        return proc
+    raise AssertionError("unreachable")
+
+
+def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
+    """Waits up to `timeout` for the process to exit, woken by the exit itself (a pidfd) rather
+    than by polling; True once it exited."""
+    if proc.poll() is not None:
+        return True
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # kernels before 5.3
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        select.select([pidfd], [], [], timeout)
+    finally:
+        os.close(pidfd)
+    return proc.poll() is not None
+
+
 class CommandRunner:
     def __init__(self, execution: lifecycle.Execution) -> None:
         self.execution = execution
@@ -180,27 +286,17 @@ class CommandRunner:
             self.sink.add(f"[orchestrator] unknown parameter(s) {names} in command; task run failed")
             self.sink.flush()
             return Outcome(ok=False, retryable=False)
-        # The guard holds the read end; this process holds the write end (never inherited by other
-        # children) until the command is done, so it closes only when this process dies.
-        watch_read, watch_write = os.pipe()
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", GUARD, str(watch_read), "/bin/sh", "-c", command],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True, pass_fds=(watch_read,),
-            )  # fmt: skip
-        except OSError as exc:
-            os.close(watch_write)
+            proc = _start_command(command, env)
+        except (OSError, subprocess.SubprocessError) as exc:
             self.sink.add(f"[orchestrator] could not start the command: {exc}")
             self.sink.flush()
             return Outcome(ok=False)
-        finally:
-            os.close(watch_read)
         try:
             outcome = self._supervise(proc)
         finally:
             _killpg(proc, signal.SIGKILL)  # leftovers of the group (background children)
-            os.close(watch_write)
+            reaper.forget(proc.pid)
             if proc.stdout is not None:  # always, as it is started with stdout=PIPE
                 proc.stdout.close()
             retry_transient(self.sink.flush, what="Final log flush")
@@ -217,11 +313,8 @@ class CommandRunner:
         cancelled = timed_out = False
         while True:
             if reader.eof:  # output closed: wait for the exit itself (returns at once once it happened)
-                try:
-                    proc.wait(timeout=0.05)
+                if _wait_exit(proc, timeout=0.05):
                     break
-                except subprocess.TimeoutExpired:
-                    pass
             else:
                 for line in reader.read(timeout=0.05):
                     self.sink.add(line)

@@ -57,6 +57,8 @@ class Run(models.Model):
             models.Index(
                 fields=["dag_id", "start_time"], name="orch_run_waiting", condition=models.Q(waiting=True)
             ),
+            # the runs list sorted by end time (start time has its own index) without a full sort
+            models.Index(fields=["end_time", "run_id"], name="orch_run_end_time"),
         ]
 
     def __str__(self) -> str:

@@ -10,6 +10,7 @@ from orchestrator.definitions.models import ParameterSet, TaskDefinition
 from orchestrator.definitions.validation import PARAM_RE
 from orchestrator.runs.models import TaskRun
 from shared.api.problems import Problems
+from shared.bulkinsert import among
 
 
 @dataclass
@@ -62,7 +63,7 @@ def new_task_run_ids(task_ids: list[str]) -> dict[str, str]:
     """`<task_id>_<8 lowercase hex>`, re-drawn on the rare clash with an existing id.
     The fixed-length suffix makes ids of distinct tasks distinct."""
     ids = {t: f"{t}_{secrets.token_hex(4)}" for t in task_ids}
-    while clashes := set(TaskRun.objects.filter(pk__in=ids.values()).values_list("pk", flat=True)):
+    while clashes := set(TaskRun.objects.filter(pk__in=among(ids.values())).values_list("pk", flat=True)):
         ids = {t: (f"{t}_{secrets.token_hex(4)}" if v in clashes else v) for t, v in ids.items()}
     return ids
 

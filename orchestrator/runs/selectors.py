@@ -80,6 +80,14 @@ def task_runs_of(run: Run) -> list[TaskRun]:
     return list(run.task_runs.order_by("start_time", "task_id"))
 
 
+def graph_of(run: Run) -> list[tuple[str, str, str, list[str]]]:
+    """(task run id, task id, status, upstream task run ids) of each task run, in the order of
+    `task_runs_of`: the graph of a large DAG needs no whole rows."""
+    return list(
+        run.task_runs.order_by("start_time", "task_id").values_list("id", "task_id", "status", "upstream")
+    )
+
+
 def logs_by_task_run(task_run_ids: list[str]) -> dict[str, str]:
     joined: dict[str, list[str]] = {t: [] for t in task_run_ids}
     for tr_id, line in (

@@ -37,6 +37,7 @@ from orchestrator.runs.planning import (
 from shared.api import errors
 from shared.api.problems import Problems
 from shared.api.time import now_ms
+from shared.bulkinsert import bulk_insert
 
 
 def _create_run(
@@ -70,7 +71,7 @@ def _create_run(
             )
             for tr in task_runs:
                 tr.run = run
-            TaskRun.objects.bulk_create(task_runs)
+            bulk_insert(TaskRun, task_runs)
             event_emit_run(run)
             event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], run)
             record(actor=actor, action=action, resource=f"runs/{run_id}", changes=_run_changes(run))

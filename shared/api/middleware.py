@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 
@@ -24,20 +26,51 @@ def _has_nul_in_url(request: HttpRequest) -> bool:
     return any("\x00" in key or "\x00" in value for key, values in request.GET.lists() for value in values)
 
 
-class RequestIDMiddleware:
+class SyncAndAsyncMiddleware:
+    """Base of a middleware that runs in the server's own mode: sync under WSGI, async under ASGI.
+
+    A sync-only middleware in an ASGI stack makes Django hop threads around it on every request
+    (async -> sync -> async), which costs CPU and ties request threads to the event loop. Subclasses
+    do only quick, non-blocking work around `get_response` in `before` and `after`.
+    """
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        response = self.before(request) or self.get_response(request)
+        return self.after(request, response)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        get_response: Callable[[HttpRequest], Awaitable[HttpResponse]] = self.get_response
+        response = self.before(request) or await get_response(request)
+        return self.after(request, response)
+
+    def before(self, request: HttpRequest) -> HttpResponse | None:
+        return None
+
+    def after(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        return response
+
+
+class RequestIDMiddleware(SyncAndAsyncMiddleware):
     """Echoes a sane `X-Request-ID` or generates one; logs carry it, responses return it."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def before(self, request: HttpRequest) -> HttpResponse | None:
         incoming = request.headers.get("X-Request-ID", "")
         request.request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex  # type: ignore[attr-defined]
-        response: HttpResponse
         if _has_nul_in_url(request):
-            response = error_response(errors.ValidationFailed("The URL must not contain the NUL character."))
-        else:
-            response = self.get_response(request)
+            return error_response(errors.ValidationFailed("The URL must not contain the NUL character."))
+        return None
+
+    def after(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
         response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
         return response
 
@@ -53,7 +86,7 @@ class RequestIDMiddleware:
         return error_response(errors.InternalError())
 
 
-class ChunkedBodyMiddleware:
+class ChunkedBodyMiddleware(SyncAndAsyncMiddleware):
     """Gives a body that came without Content-Length (chunked transfer encoding) its length.
 
     The ASGI server has already gathered the whole body into the request's file, but Django's limit
@@ -61,15 +94,12 @@ class ChunkedBodyMiddleware:
     empty (a valid request would be told its fields are missing) and the size limit never applies.
     """
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def before(self, request: HttpRequest) -> HttpResponse | None:
         if not request.META.get("CONTENT_LENGTH"):
             size = _buffered_body_size(request)
             if size:
                 request.META["CONTENT_LENGTH"] = str(size)
-        return self.get_response(request)
+        return None
 
 
 def _buffered_body_size(request: HttpRequest) -> int:

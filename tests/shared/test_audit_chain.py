@@ -103,6 +103,44 @@ def test_tampering_any_field_of_any_event_is_detected_at_that_entry(chain_tenant
     assert str(target.id) in result.errors[0]
 
 
+def tamper(event, field, value_sql):
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")  # as an attacker with SQL would
+        cursor.execute(f"UPDATE audit_auditevent SET {field} = {value_sql} WHERE id = %s", [event.id])
+        cursor.execute("SET LOCAL session_replication_role = origin")
+
+
+def test_verification_reads_a_long_chain_in_chunks_and_finds_a_change_in_a_late_chunk(chain_tenant):
+    events = append(chain_tenant, 23)
+    chain = str(chain_tenant.id)
+    intact = audit.audit_verify_chain(model=AuditEvent, chain=chain, chunk_size=5)
+    assert intact.is_valid and intact.entries_checked == 23
+    assert (intact.first_entry.id, intact.last_entry.id) == (events[0].id, events[-1].id)
+    assert intact.last_entry.sequence == events[-1].sequence and intact.last_entry.hash == events[-1].hash
+    tamper(events[21], "resource", "'cases/forged'")
+    result = audit.audit_verify_chain(model=AuditEvent, chain=chain, chunk_size=5)
+    assert not result.is_valid and result.entries_checked == 23
+    assert result.first_broken.id == events[21].id
+    assert result.errors == [
+        f"entry {events[21].id} (sequence {events[21].sequence}): hash does not match its content"
+    ]
+
+
+def test_a_chain_broken_everywhere_lists_the_first_errors_and_counts_the_rest(chain_tenant):
+    events = append(chain_tenant, audit.MAX_ERRORS + 10)
+    with connection.cursor() as cursor:  # every entry's content changed: every hash is wrong
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute(
+            "UPDATE audit_auditevent SET actor = 'mallory' WHERE chain = %s", [str(chain_tenant.id)]
+        )
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    result = audit.audit_verify_chain(model=AuditEvent, chain=str(chain_tenant.id), chunk_size=7)
+    assert not result.is_valid and result.entries_checked == len(events)
+    assert result.first_broken.id == events[0].id
+    assert len(result.errors) == audit.MAX_ERRORS + 1
+    assert result.errors[-1] == "... and 10 more errors not listed"
+
+
 def test_trigger_refuses_update_and_delete(chain_tenant):
     (event,) = append(chain_tenant)
     for statement in (

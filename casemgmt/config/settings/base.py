@@ -45,7 +45,12 @@ INSTALLED_APPS = [
     "casemgmt.console",
 ]
 
-MIDDLEWARE = conf.MIDDLEWARE
+MIDDLEWARE = conf.API_MIDDLEWARE
+BROWSER_MIDDLEWARE = conf.BROWSER_MIDDLEWARE
+BROWSER_PATH_PREFIXES = ["/admin/", "/console/"]
+# The admin's checks look for sessions, session login and messages in MIDDLEWARE itself; they run
+# inside BrowserOnlyMiddleware for /admin/ instead.
+SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410"]
 
 ROOT_URLCONF = "casemgmt.config.urls"
 ASGI_APPLICATION = "casemgmt.config.asgi.application"
@@ -230,6 +235,9 @@ REPORTS_ROW_CAP = env.int("CASE_REPORTS_ROW_CAP", default=10_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
 # Largest body an inbound webhook delivery may carry; larger: 413.
 WEBHOOK_MAX_BODY_BYTES = env.int("CASE_WEBHOOK_MAX_BODY_BYTES", default=1024 * 1024)
+# Threads per web server process running the HTTP API (config/asgi.py); each holds at most one
+# database connection, so keep it at or below CASE_DB_POOL_MAX_SIZE.
+WEB_THREADS = env.int("CASE_WEB_THREADS", default=8)
 
 # Document vault: blobs stored once per SHA-256 of their bytes, on the filesystem (default) or in an
 # S3-compatible bucket.
@@ -281,6 +289,11 @@ CELERY_BEAT_SCHEDULE["vault-resume-erasures"] = {
     "schedule": ERASURE_RESUME_SCAN_SECONDS,
     "options": {"queue": ERASURE_QUEUE},
 }
+# A chunked request body (no Content-Length) is read whole by the web server before Django sees it;
+# above this it is refused at once (413). Every limit the service applies itself is below it.
+MAX_REQUEST_BODY_BYTES = (
+    max(DATA_UPLOAD_MAX_MEMORY_SIZE, WEBHOOK_MAX_BODY_BYTES, VAULT_MAX_UPLOAD_BYTES) + 1024 * 1024
+)
 STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

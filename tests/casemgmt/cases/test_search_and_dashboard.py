@@ -83,6 +83,25 @@ def test_search_paging(api, reader, claims):
     )
 
 
+def test_a_broad_search_ranks_its_newest_matches_and_counts_past_them(api, reader, claims, monkeypatch):
+    from casemgmt.cases import selectors
+
+    flood, fire, both = claims
+    monkeypatch.setattr(
+        selectors, "RANKED_MATCHES", 2
+    )  # a word in a quarter of a million cases, in miniature
+    client = api(reader)
+    body = search(client, "fire")  # matches `fire` and `both`, and nothing older
+    assert body["total"] == 2 and [h["id"] for h in body["data"]] == [str(both.id), str(fire.id)]
+    body = search(client, "flood or fire")  # three matches: the oldest (`flood`) is outside the ranked window
+    # past the window `total` is the database's estimate, never below the matches counted
+    assert body["total"] >= 3 and {h["id"] for h in body["data"]} == {str(fire.id), str(both.id)}
+    first = client.get("/cases/search?q=flood%20or%20fire&limit=1").json()
+    second = client.get(first["next"]).json()
+    assert second["total"] >= 3 and second["next"] is None  # paging stops at the end of the window
+    assert {first["data"][0]["id"], second["data"][0]["id"]} == {str(fire.id), str(both.id)}
+
+
 def test_search_uses_the_gin_index(db, claims):
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'case_search_vector_gin'")

@@ -1,9 +1,10 @@
 """A killed agent's commands die with it: the agent's Python processes (main and pool children) get
-SIGKILL, as from a supervisor or the OOM killer, and the command, its background children and its
-guard are all gone within seconds."""
+SIGKILL, as from a supervisor or the OOM killer, and the command, its background children and the
+agent process's reaper are all gone within seconds."""
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import psutil
@@ -44,15 +45,23 @@ def test_a_commands_processes_die_when_its_agent_is_killed(subprocess_env, djang
         pids = wait_for(lambda: read_pids(pidfile), timeout=30, what="the command's pids")
         assert all(alive(p) for p in pids)
         assert TaskRun.objects.get(pk=tr_id).status == "running"
-        guard = psutil.Process(pids[2]).ppid()
+        pool_process = psutil.Process(pids[2]).parent()
+        assert pool_process is not None
+        reapers = [c for c in pool_process.children() if "reaper.py" in " ".join(c.cmdline())]
+        assert len(reapers) == 1
+        reaper = reapers[0].pid
         agent_python = [agent.proc.pid, *(c.pid for c in psutil.Process(agent.proc.pid).children())]
-        assert guard not in agent_python  # the guard is the shell's parent, in the command's group
+        assert pool_process.pid in agent_python
+        assert os.getpgid(reaper) != os.getpgid(agent.proc.pid)  # outside the agent's group
 
         agent.kill()  # SIGKILL to the agent's process group: main process and pool children
         agent.proc.wait(timeout=10)
-        assert not any(alive(p) for p in agent_python)
+        # a killed process with much memory takes a moment to be torn down
         wait_for(
-            lambda: not any(alive(p) for p in [*pids, guard]),
+            lambda: not any(alive(p) for p in agent_python), timeout=10, what="the agent's processes to die"
+        )
+        wait_for(
+            lambda: not any(alive(p) for p in [*pids, reaper]),
             timeout=5,
             what="the command's processes to die",
         )

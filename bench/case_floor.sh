@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The case service as deployed beside the bare Django + DRF floor, in one run, and the table.
+#
+#   bash bench/case_floor.sh /path/to/case-floor        # or CASE_FLOOR=/path/to/case-floor
+#
+# The case-floor harness (its run.sh, floor.py and wrk scripts) measures the floor and the project
+# with the same client: POST /cases, then GET /cases/{id}. Here SERVE is exactly deploy/Procfile's
+# case-web command (the README's production command) with its port replaced by the harness's. Then
+# the same server is started again on the harness's database to measure GET /cases?limit=25, and
+# read and create paced at half the project's saturating rate (p95 at half load). Needs wrk and the
+# project's .venv; knobs: DUR (seconds per phase, 15), CONC (connections, 32).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+HARNESS=${1:-${CASE_FLOOR:?pass the case-floor harness folder (or set CASE_FLOOR)}}
+HARNESS=$(cd "$HARNESS" && pwd)
+export DUR=${DUR:-15} CONC=${CONC:-32} OUT=${OUT:-$ROOT/var/bench/case-floor}
+export PATH=$ROOT/.venv/bin:$PATH CASE_ALLOWED_HOSTS=${CASE_ALLOWED_HOSTS:-127.0.0.1,localhost}
+mkdir -p "$OUT"
+COMMAND=$(sed -n 's/^case-web: //p' "$ROOT/deploy/Procfile")
+[[ "$COMMAND" == *"--port 8000"* ]] || { echo "deploy/Procfile's case-web line has no '--port 8000'"; exit 1; }
+export SERVE=${COMMAND/--port 8000/--port \$PORT}
+echo "SERVE: $SERVE"
+cd "$ROOT"
+bash "$HARNESS/run.sh" | tee "$OUT/harness.log"
+
+# Second part: the same command again on the database the harness left, for list and paced phases.
+PY=$ROOT/.venv/bin/python PORT=8803 PG=${PG:-postgres://postgres@127.0.0.1:5432}
+export DJANGO_SETTINGS_MODULE=casemgmt.config.settings.production CASE_DATABASE_URL=$PG/case_floor_project \
+  CASE_REDIS_URL=${CASE_REDIS_URL:-redis://127.0.0.1:6379} CASE_SECRET_KEY=floor-secret-$(printf 'x%.0s' {1..40}) \
+  CASE_FIELD_ENCRYPTION_KEYS=$($PY -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())') \
+  CASE_SECURE_COOKIES=false CASE_LOG_LEVEL=WARNING PORT
+(eval "exec setsid $SERVE" >"$OUT/project-server-2.log" 2>&1) &
+SERVER=$!
+stop() {
+  kill -- -"$SERVER" 2>/dev/null || return 0
+  for _ in $(seq 50); do kill -0 -- -"$SERVER" 2>/dev/null || return 0; sleep 0.2; done
+  echo "note: server ignored SIGTERM for 10 s; killed" >&2; kill -9 -- -"$SERVER" 2>/dev/null || true
+}
+trap stop EXIT
+for _ in $(seq 300); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.2; done
+export TOKEN CASE_TYPE IDS=$OUT/ids-project CONNS=$CONC
+TOKEN=$(curl -fsS -X POST "http://127.0.0.1:$PORT/auth/login" -H 'Content-Type: application/json' \
+  -d '{"email": "floor@floor.test", "password": "Floor-passw0rd-not-secret!"}' | $PY -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+CASE_TYPE=$(psql -qAt -h 127.0.0.1 -U postgres -d case_floor_project -c "SELECT id FROM cases_casetype LIMIT 1")
+phase() {  # phase NAME KIND RATE
+  PATH_KIND=$2 RATE=$3 wrk -t2 -c"$CONC" -d"${DUR}s" -s "$ROOT/bench/case_paced.lua" "http://127.0.0.1:$PORT" \
+    | grep RESULT | sed "s/^/project $1 /" | tee -a "$OUT/results"
+}
+PATH_KIND=list RATE=0 wrk -t2 -c"$CONC" -d3s -s "$ROOT/bench/case_paced.lua" "http://127.0.0.1:$PORT" >/dev/null
+phase list list 0
+rate() { grep "^project $1 " "$OUT/results" | sed 's/.*rps=\([0-9.]*\).*/\1/' | head -1; }
+phase read@half read "$(rate read | awk '{print $1 / 2}')"
+phase create@half create "$(rate create | awk '{print $1 / 2}')"
+stop
+trap - EXIT
+$PY "$ROOT/bench/case_floor_table.py" "$OUT/results"

@@ -1,0 +1,30 @@
+"""An agent without the priority, pool and max_active_runs code paths, for bench/orch_bench.py's
+"unused limits" comparison only (never deployed). It runs `manage_orch.py run_agent` after taking
+out, in memory, what those features add to a task run when none is configured:
+
+- the claim's guard (the task run has no priority and no pool, and no prioritized task run waits in
+  its queue): the claim becomes the plain conditional UPDATE;
+- the admission check after a run of a DAG ends (do runs wait for room under max_active_runs);
+- the pool wake-up after a task run of a pool ends (never reached without pools anyway).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import django
+from django.core.management import execute_from_command_line
+
+
+def strip_limits() -> None:
+    from orchestrator.runs import executor, lifecycle, limits
+
+    lifecycle.FAST_CLAIM_SQL = lifecycle.EXACT_CLAIM_SQL
+    limits.dag_admit_if_waiting = lambda *, dag_id: 0
+    executor.limits.pool_wake = lambda *, pool: 0
+
+
+if __name__ == "__main__":
+    django.setup()
+    strip_limits()
+    execute_from_command_line(["manage_orch.py", "run_agent", *sys.argv[1:]])
