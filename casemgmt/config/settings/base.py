@@ -43,7 +43,7 @@ INSTALLED_APPS = [
     "casemgmt.console",
 ]
 
-MIDDLEWARE = conf.MIDDLEWARE
+MIDDLEWARE = [*conf.MIDDLEWARE, "casemgmt.tenancy.middleware.RowLevelSecurityMiddleware"]
 
 ROOT_URLCONF = "casemgmt.config.urls"
 ASGI_APPLICATION = "casemgmt.config.asgi.application"
@@ -103,6 +103,13 @@ else:
 REST_FRAMEWORK = conf.rest_framework(
     ["casemgmt.accounts.authentication.BearerAuthentication"],
 )
+# Per-tenant rate limits (casemgmt/tenancy/throttling.py): requests per second/min/hour/day for one
+# tenant on case search, audit exports and report queries (run, ask); empty: unlimited.
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "tenant-search": env.str("CASE_THROTTLE_SEARCH", default="120/min") or None,
+    "tenant-export": env.str("CASE_THROTTLE_EXPORT", default="10/min") or None,
+    "tenant-report-query": env.str("CASE_THROTTLE_REPORT_QUERY", default="30/min") or None,
+}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Case service API",
     "VERSION": SERVICE_VERSION,
@@ -218,6 +225,11 @@ CELERY_BEAT_SCHEDULE["notifications-send-pending"] = {
 CASE_DEFAULT_SLA_HOURS = env.int("CASE_DEFAULT_SLA_HOURS", default=72)
 if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
     raise ImproperlyConfigured("CASE_DEFAULT_SLA_HOURS must be a whole number of hours from 1 to 87600.")
+
+# Tenant isolation in the database (casemgmt/tenancy/rls.py): authenticated requests switch to this
+# role (no table ownership, no BYPASSRLS), which row-level security policies bind. Empty: no switch
+# (then only a service user that neither owns the tables nor is a superuser is bound).
+TENANT_DB_ROLE = env.str("CASE_TENANT_DB_ROLE", default="casemgmt_tenant")
 
 # Report queries: the PostgreSQL role they run as (only SELECT on the reporting views; empty: no
 # role switch), their statement timeout and the most rows one answers.
