@@ -20,6 +20,8 @@ class RowLevelSecurityMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         rls.leave_tenant()  # a connection left switched by an interrupted stream
+        if request.path.startswith("/admin/"):
+            _enter_admin_tenant(request)
         try:
             response = self.get_response(request)
         except BaseException:
@@ -30,3 +32,12 @@ class RowLevelSecurityMiddleware:
         else:
             rls.leave_tenant()
         return response
+
+
+def _enter_admin_tenant(request: HttpRequest) -> None:
+    """The Django admin authenticates by session: a tenant's staff member works in its tenant's
+    context like on the API; platform superusers (no tenant) keep the system context."""
+    user = request.user
+    tenant_id = getattr(user, "tenant_id", None) if user.is_authenticated else None
+    if tenant_id is not None:
+        rls.enter_tenant(tenant_id)
