@@ -108,3 +108,20 @@ def test_the_request_context_holds_until_left(tenant, other_tenant):
     finally:
         rls.leave_tenant()
     assert set(Role.objects.values_list("tenant_id", flat=True)) >= {tenant.id, other_tenant.id}
+
+
+@pytest.mark.django_db
+def test_a_tenant_staff_member_uses_the_django_admin_in_the_tenant_context(admin_user, other_tenant, client):
+    from django.test.utils import CaptureQueriesContext
+
+    assert admin_user.is_staff
+    client.force_login(admin_user)
+    with CaptureQueriesContext(connection) as captured:
+        page = client.get("/admin/accounts/user/")
+    assert page.status_code == 200
+    assert other_tenant.name.encode() not in page.content
+    sql = [q["sql"] for q in captured.captured_queries]
+    switch = next(i for i, q in enumerate(sql) if q.startswith(f"SET ROLE {rls.role_name()}"))
+    users = [i for i, q in enumerate(sql) if 'FROM "accounts_user"' in q]
+    assert users and all(i > switch for i in users[1:])  # after the session's own user lookup
+    assert sql[-1].startswith("RESET ROLE")
