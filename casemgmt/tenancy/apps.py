@@ -4,6 +4,8 @@ from django.apps import AppConfig
 from django.db import connections
 from django.db.models.signals import post_migrate
 
+from casemgmt.tenancy import rls
+
 
 class TenancyConfig(AppConfig):
     name = "casemgmt.tenancy"
@@ -15,6 +17,4 @@ class TenancyConfig(AppConfig):
 
 
 def _install_row_level_security(using: str = "default", **kwargs: Any) -> None:
-    from casemgmt.tenancy import rls  # noqa: PLC0415 - models are not loaded while apps are being set up
-
     rls.install(connections[using])

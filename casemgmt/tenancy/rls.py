@@ -26,7 +26,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import ProgrammingError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from shared.api import errors
@@ -103,8 +103,6 @@ def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
 
 
 def _set_role(cursor: Any, statement: str) -> None:
-    from django.db import ProgrammingError  # noqa: PLC0415 - only here
-
     try:
         cursor.execute(statement)
     except ProgrammingError as exc:  # the role is missing or not granted to the service's user
