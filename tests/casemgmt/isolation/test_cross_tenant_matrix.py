@@ -19,6 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from casemgmt.accounts.models import Role, User
+from casemgmt.cases.models import Case
 from casemgmt.connectors.models import ConnectorConfig, Delivery
 from casemgmt.prompts.models import PromptTemplate
 from casemgmt.reports.models import Report
@@ -126,7 +127,7 @@ def world(api, tenant, admin_user, make_user, django_capture_on_commit_callbacks
     )
     values = {
         "case_id": case["id"],
-        "case_type_id": str(case["caseType"]["id"]) if isinstance(case.get("caseType"), dict) else "",
+        "case_type_id": str(Case.objects.get(pk=case["id"]).case_type_id),
         "document_id": document["id"],
         "workflow_id": workflow["id"],
         "step_id": "review",
@@ -144,10 +145,6 @@ def world(api, tenant, admin_user, make_user, django_capture_on_commit_callbacks
         "tenant_id": str(tenant.id),
         "path": hook.path,
     }
-    if not values["case_type_id"]:
-        from casemgmt.cases.models import Case
-
-        values["case_type_id"] = str(Case.objects.get(pk=case["id"]).case_type_id)
     secrets = {MARKER, case["caseNumber"], str(admin_user.id), str(admin_user.email)}
     secrets |= {v for k, v in values.items() if k not in {"step_id", "version", "key", "action"}}
     return World(values=values, secrets=secrets)
