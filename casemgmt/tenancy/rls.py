@@ -26,7 +26,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import ProgrammingError, connection, transaction
+from django.db import DataError, ProgrammingError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from shared.api import errors
@@ -103,9 +103,11 @@ def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
 
 
 def _set_role(cursor: Any, statement: str) -> None:
+    # A missing role is invalid_parameter_value (a DataError), one not granted a ProgrammingError:
+    # either way the request stops with a 503 instead of running unconfined.
     try:
         cursor.execute(statement)
-    except ProgrammingError as exc:  # the role is missing or not granted to the service's user
+    except (DataError, ProgrammingError) as exc:
         raise errors.NotConfigured(
             f"The database role {role_name()} for tenant isolation is missing or not granted "
             "(see docs/configuration.md, CASE_TENANT_DB_ROLE)."

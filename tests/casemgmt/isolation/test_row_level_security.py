@@ -125,3 +125,10 @@ def test_a_tenant_staff_member_uses_the_django_admin_in_the_tenant_context(admin
     users = [i for i, q in enumerate(sql) if 'FROM "accounts_user"' in q]
     assert users and all(i > switch for i in users[1:])  # after the session's own user lookup
     assert sql[-1].startswith("RESET ROLE")
+
+
+@pytest.mark.django_db
+def test_a_missing_tenant_role_is_503_never_an_unconfined_request(settings, admin_user, api):
+    settings.TENANT_DB_ROLE = "casemgmt_no_such_role"
+    response = api(admin_user).get("/cases")
+    assert response.status_code == 503 and response.json()["code"] == "not_configured"
