@@ -1,14 +1,19 @@
 """Which network addresses an outbound call to a user-supplied URL may reach (SSRF guard).
 
-Pure functions both services can build their guards on: resolve a host once, and say why an
-address is refused. The caller decides about allow-lists and must connect to the address it
-checked (a second DNS lookup could answer differently: DNS rebinding).
+Pieces both services build their guards on: resolve a host once, say why an address is refused,
+and send a request to the address that was checked (`pinned_request`). The caller decides about
+allow-lists; it must connect to the address it checked, since a second DNS lookup could answer
+differently (DNS rebinding).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from dataclasses import dataclass
+from typing import Any
+
+import urllib3
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # Instance metadata endpoints (AWS/GCP/Azure IPv4, AWS IPv6): never reachable, allow-list or not.
@@ -42,3 +47,37 @@ def resolve(host: str, port: int) -> list[IPAddress]:
         raise UnsafeTarget(f"host {host!r} does not resolve") from exc
     addresses = {ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos}
     return sorted(addresses, key=lambda a: (a.version, int(a)))
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str  # the name as written (sent as Host and TLS SNI)
+    port: int
+    address: str  # the checked address to connect to
+    path: str  # path and query
+
+
+def pinned_request(
+    target: Target, method: str, headers: dict[str, str], body: bytes | None, timeout: float
+) -> urllib3.BaseHTTPResponse:
+    """Sends one request to `target.address` (no DNS lookup) with the URL's own name as Host, TLS
+    SNI and the name the certificate must match. Redirects are returned, never followed. The body
+    is not read yet (`preload_content=False`): the caller reads what it needs and releases it."""
+    default_port = 443 if target.scheme == "https" else 80
+    host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
+    if ":" in target.host and target.port == default_port:
+        host_header = f"[{target.host}]"
+    options: dict[str, Any] = {"timeout": urllib3.Timeout(connect=timeout, read=timeout), "maxsize": 1}
+    if target.scheme == "https":
+        pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
+            target.address, target.port, server_hostname=target.host, assert_hostname=target.host,
+            cert_reqs="CERT_REQUIRED", **options,
+        )  # fmt: skip
+    else:
+        pool = urllib3.HTTPConnectionPool(target.address, target.port, **options)
+    with pool:
+        return pool.urlopen(
+            method, target.path, body=body, headers={**headers, "Host": host_header},
+            redirect=False, retries=False, preload_content=False, assert_same_host=False,
+        )  # fmt: skip

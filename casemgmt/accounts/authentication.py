@@ -11,6 +11,7 @@ from rest_framework.authentication import BaseAuthentication
 
 from casemgmt.accounts.models import User
 from casemgmt.accounts.tokens import API_KEY_LABEL, jwt_config
+from casemgmt.tenancy import rls
 from shared.api import errors
 from shared.auth import apikeys, tokens
 
@@ -84,7 +85,10 @@ class BearerAuthentication(BaseAuthentication):
         raw = tokens.bearer_token(header)
         if raw is None:
             raise errors.NotAuthenticated("Authorization header must be 'Bearer <token>'.")
-        return authenticate_token_cached(raw)
+        user, claims = authenticate_token_cached(raw)
+        # From here on the request's queries see only its tenant's rows (row-level security).
+        rls.enter_tenant(user.member_tenant_id)
+        return user, claims
 
     def authenticate_header(self, request: Any) -> str:
         return 'Bearer realm="casemgmt"'

@@ -13,7 +13,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
@@ -125,12 +125,20 @@ def user_create(
     **fields: Any,
 ) -> User:
     email = email.strip().lower()
-    # Emails are unique across tenants because login is by email alone.
+    # Emails are unique across tenants because login is by email alone. Inside a tenant's request
+    # row-level security hides other tenants' principals, so the unique index is what finds them.
+    taken = errors.AlreadyExists(f"A principal with email {email} already exists.", field="email")
     if User.objects.filter(email=email).exists():
-        raise errors.AlreadyExists(f"A principal with email {email} already exists.", field="email")
-    user = User.objects.create_user(
-        email, password, tenant=tenant, display_name=display_name, kind=kind, **fields
-    )
+        raise taken
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(
+                email, password, tenant=tenant, display_name=display_name, kind=kind, **fields
+            )
+    except IntegrityError as exc:
+        if "email" not in str(exc):
+            raise
+        raise taken from exc
     user.roles.set(roles)
     record(
         tenant_id=tenant.id,

@@ -18,6 +18,7 @@ from casemgmt.audit.exports import export_response
 from casemgmt.audit.models import AuditEvent
 from casemgmt.cases import openapi
 from casemgmt.cases.selectors import access_case
+from casemgmt.tenancy.throttling import ExportThrottle
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
 from shared.audit.models import AuditEventBase
@@ -101,6 +102,7 @@ class CaseEventVerifyApi(APIView):
 
 
 class CaseEventExportApi(APIView):
+    throttle_classes = [ExportThrottle]
     content_negotiation_class = ExportNegotiation
     required = {"GET": "audit:read"}
 
@@ -136,6 +138,7 @@ class AuditVerifyChainApi(APIView):
 
 
 class AuditExportApi(APIView):
+    throttle_classes = [ExportThrottle]
     content_negotiation_class = ExportNegotiation
     required = {"GET": "admin:audit"}
 

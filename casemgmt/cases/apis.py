@@ -19,6 +19,7 @@ from casemgmt.cases import openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
 from casemgmt.tenancy.serializers import StrictIntegerField
+from casemgmt.tenancy.throttling import SearchThrottle
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.selectors import case_steps
 from shared.api.errors import ValidationFailed
@@ -245,6 +246,7 @@ class CaseListCreateApi(APIView):
 
 
 class CaseSearchApi(APIView):
+    throttle_classes = [SearchThrottle]
     OutputSerializer = openapi.SearchPageOut
     required = {"GET": "cases:read"}
 

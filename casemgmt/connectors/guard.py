@@ -10,23 +10,13 @@ resolution cannot swap in an inner address between check and connect (DNS rebind
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from shared.ssrf import METADATA_ADDRESSES, IPAddress, UnsafeTarget, refusal, resolve
+from shared.ssrf import METADATA_ADDRESSES, IPAddress, Target, UnsafeTarget, refusal, resolve
 
 __all__ = ["METADATA_ADDRESSES", "Target", "UnsafeTarget", "check_url", "host_allowed", "refusal", "resolve"]
-
-
-@dataclass(frozen=True)
-class Target:
-    scheme: str
-    host: str  # the name as written (sent as Host and TLS SNI)
-    port: int
-    address: str  # the checked address to connect to
-    path: str  # path and query
 
 
 def host_allowed(host: str, ip: IPAddress) -> bool:

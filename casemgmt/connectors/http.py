@@ -22,6 +22,7 @@ from django.conf import settings
 from casemgmt.connectors.base import ConnectorError
 from casemgmt.connectors.guard import Target, UnsafeTarget, check_url
 from casemgmt.connectors.redaction import redact_headers, scrub
+from shared.ssrf import pinned_request
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
 REDIRECTS = (301, 302, 303, 307, 308)
@@ -145,23 +146,7 @@ class GuardedHttp:
     def _pinned(
         target: Target, method: str, headers: dict[str, str], body: bytes | None, timeout: float
     ) -> urllib3.BaseHTTPResponse:
-        default_port = 443 if target.scheme == "https" else 80
-        host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
-        if ":" in target.host and target.port == default_port:
-            host_header = f"[{target.host}]"
-        options: dict[str, Any] = {"timeout": urllib3.Timeout(connect=timeout, read=timeout), "maxsize": 1}
-        if target.scheme == "https":
-            pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
-                target.address, target.port, server_hostname=target.host, assert_hostname=target.host,
-                cert_reqs="CERT_REQUIRED", **options,
-            )  # fmt: skip
-        else:
-            pool = urllib3.HTTPConnectionPool(target.address, target.port, **options)
-        with pool:
-            return pool.urlopen(
-                method, target.path, body=body, headers={**headers, "Host": host_header},
-                redirect=False, retries=False, preload_content=False, assert_same_host=False,
-            )  # fmt: skip
+        return pinned_request(target, method, headers, body, timeout)
 
     @staticmethod
     def _read(raw: urllib3.BaseHTTPResponse) -> tuple[bytes, bool]:

@@ -30,6 +30,7 @@ from casemgmt.cases.selectors import access_case, case_list, case_search, case_t
 from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
 from casemgmt.console.forms import attach_errors, form_data, form_fields, inbox_filters
+from casemgmt.tenancy import rls
 from casemgmt.vault import selectors as vault_selectors
 from casemgmt.vault import services as vault_services
 from casemgmt.vault.apis import content_response
@@ -74,6 +75,7 @@ def console_page(*needed: str) -> Callable[[View], View]:
                     raise errors.PermissionDenied("Platform operators use the Django admin.")
                 if needed and not has_all(request.user.get_permission_strings(), needed):
                     raise errors.PermissionDenied(f"Requires permission {', '.join(needed)}.")
+                rls.enter_tenant(request.user.member_tenant_id)  # row-level security, as for the API
                 with _locale_of(request.user):
                     return view(request, *args, **kwargs)
             except errors.ApplicationError as exc:  # the API's 400/403/404/409/413 as a page

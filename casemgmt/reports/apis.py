@@ -16,6 +16,7 @@ from casemgmt.cases.selectors import Dashboard, case_dashboard
 from casemgmt.reports import openapi, selectors, services
 from casemgmt.reports.models import Report
 from casemgmt.reports.sqlcheck import MAX_QUERY_CHARS
+from casemgmt.tenancy.throttling import ReportQueryThrottle
 from shared.api.fields import StrictCharField
 from shared.api.pagination import get_page
 from shared.api.time import iso, parse_iso
@@ -131,6 +132,7 @@ class ReportSlaComplianceApi(APIView):
 
 
 class ReportAskApi(APIView):
+    throttle_classes = [ReportQueryThrottle]
     OutputSerializer = openapi.AnswerOut
     required = {"POST": "reports:read"}
 
@@ -198,6 +200,7 @@ class ReportDetailApi(APIView):
 
 
 class ReportRunApi(APIView):
+    throttle_classes = [ReportQueryThrottle]
     OutputSerializer = openapi.ReportRunOut
     required = {"POST": "reports:read"}
 

@@ -11,7 +11,7 @@ import logging
 import time
 from datetime import timedelta
 
-import requests
+import urllib3
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -21,6 +21,7 @@ from orchestrator.webhooks import crypto, tasks
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import Delivery, DeliveryAttempt
 from orchestrator.webhooks.payloads import signature
+from shared.ssrf import pinned_request
 
 logger = logging.getLogger(__name__)
 USER_AGENT = "orchestrator-webhooks/1"
@@ -65,27 +66,27 @@ def build_headers(delivery: Delivery, body: bytes) -> dict[str, str]:
 
 
 def _send(delivery: Delivery) -> tuple[int | None, str]:
-    """Returns (status code or None, error text). The error text never includes headers or secret."""
+    """Returns (status code or None, error text). The error text never includes headers or secret.
+    The URL is checked again here (DNS may have changed) and the request goes to the address that
+    check resolved: no second lookup."""
     body = delivery.body.encode("utf-8")
     try:
-        check_url(delivery.webhook.url)  # re-checked at delivery (DNS may have changed)
+        target = check_url(delivery.webhook.url)
     except UnsafeTarget as exc:
         return None, f"refused: {exc}"
     try:
-        response = requests.post(
-            delivery.webhook.url,
-            data=body,
-            headers=build_headers(delivery, body),
-            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
-            allow_redirects=False,
+        response = pinned_request(
+            target, "POST", build_headers(delivery, body), body, float(settings.WEBHOOK_TIMEOUT_SECONDS)
         )
-    except requests.RequestException as exc:
+        response.drain_conn()  # the receiver's answer body is not kept
+        response.release_conn()
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
         return None, f"{type(exc).__name__}: connection failed or timed out"
-    if 200 <= response.status_code < 300:
-        return response.status_code, ""
-    if 300 <= response.status_code < 400:
-        return response.status_code, "redirect not followed"
-    return response.status_code, f"HTTP {response.status_code}"
+    if 200 <= response.status < 300:
+        return response.status, ""
+    if 300 <= response.status < 400:
+        return response.status, "redirect not followed"
+    return response.status, f"HTTP {response.status}"
 
 
 def delivery_attempt(*, delivery_id: str) -> str | None:

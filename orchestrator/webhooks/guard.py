@@ -1,49 +1,35 @@
 """SSRF guard for outbound webhook URLs: checked at registration and again before each attempt.
 
-The host is resolved and every address must be public unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on.
-Redirects are never followed (see delivery), so a public host cannot bounce us inward.
+The host is resolved once and every address must be public unless WEBHOOK_ALLOW_PRIVATE_TARGETS is
+on (cloud metadata addresses stay refused either way). The delivery then connects to the address
+checked here (`shared.ssrf.pinned_request`), so a second DNS answer cannot swap in an inner address
+between check and connect (DNS rebinding). Redirects are never followed (see delivery).
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from shared.ssrf import METADATA_ADDRESSES, Target, UnsafeTarget, refusal, resolve
 
-class UnsafeTarget(Exception):
-    pass
-
-
-def _is_public(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return not (
-        ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_reserved
-        or ip.is_multicast or ip.is_unspecified
-    )  # fmt: skip
+__all__ = ["Target", "UnsafeTarget", "check_url"]
 
 
-def resolve(host: str, port: int) -> list[str]:
+def check_url(url: str) -> Target:
+    """Resolves and checks a URL; returns the target to connect to or raises UnsafeTarget."""
     try:
-        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise UnsafeTarget(f"host {host!r} does not resolve") from exc
-    # getaddrinfo's address tuples start with the host as a string (IPv4 and IPv6 alike).
-    return sorted({str(info[4][0]) for info in infos})
-
-
-def check_url(url: str) -> None:
-    """Raises UnsafeTarget when the URL is not http(s) or points at a non-public address."""
-    parts = urlsplit(url)
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise UnsafeTarget(f"invalid url: {exc}") from exc
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UnsafeTarget("url must be an absolute http or https URL")
-    if settings.WEBHOOK_ALLOW_PRIVATE_TARGETS:
-        return
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    refused = [a for a in resolve(parts.hostname, port) if not _is_public(a)]
-    if refused:
-        raise UnsafeTarget(f"url resolves to a private, loopback or link-local address ({refused[0]})")
+    addresses = resolve(parts.hostname, port)
+    for ip in addresses:
+        reason = refusal(ip)
+        if ip in METADATA_ADDRESSES or (reason and not settings.WEBHOOK_ALLOW_PRIVATE_TARGETS):
+            raise UnsafeTarget(f"url resolves to {reason} ({ip})")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Target(scheme=parts.scheme, host=parts.hostname, port=port, address=str(addresses[0]), path=path)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import jwt
 from rest_framework_simplejwt.backends import TokenBackend
 from rest_framework_simplejwt.exceptions import TokenBackendError
 
@@ -75,8 +76,23 @@ def issue(config: JWTConfig, *, subject: str, claims: dict[str, Any] | None = No
     )
 
 
+# The algorithms a service may be configured with; `none` is never one of them.
+ALGORITHMS = frozenset({"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512"})
+
+
 def verify(config: JWTConfig, token: str) -> dict[str, Any]:
-    """Returns the claims of a valid, unrevoked token, else raises NotAuthenticated."""
+    """Returns the claims of a valid, unrevoked token, else raises NotAuthenticated.
+
+    The algorithm is pinned to the configured one: a token whose header names another (`none`, or
+    HS256 signed with an RS256 service's public key as the HMAC secret: key confusion) is refused
+    before any key is chosen."""
+    if config.algorithm not in ALGORITHMS:
+        raise errors.NotConfigured(f"JWT algorithm {config.algorithm!r} is not supported.")
+    try:
+        if jwt.get_unverified_header(token).get("alg") != config.algorithm:
+            raise errors.NotAuthenticated("Token algorithm is not accepted.")
+    except jwt.PyJWTError:
+        raise errors.NotAuthenticated("Token is invalid or expired.") from None
     try:
         # simplejwt annotates `decode` with its Token class, but decodes the encoded string it is given.
         claims = config.backend().decode(token, verify=True)  # type: ignore[arg-type]

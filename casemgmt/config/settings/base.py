@@ -45,7 +45,8 @@ INSTALLED_APPS = [
     "casemgmt.console",
 ]
 
-MIDDLEWARE = conf.API_MIDDLEWARE
+# Row-level security ends last: its switch back runs once the response (or its stream) is done.
+MIDDLEWARE = [*conf.API_MIDDLEWARE, "casemgmt.tenancy.middleware.RowLevelSecurityMiddleware"]
 BROWSER_MIDDLEWARE = conf.BROWSER_MIDDLEWARE
 BROWSER_PATH_PREFIXES = ["/admin/", "/console/"]
 # The admin's checks look for sessions, session login and messages in MIDDLEWARE itself; they run
@@ -110,6 +111,13 @@ else:
 REST_FRAMEWORK = conf.rest_framework(
     ["casemgmt.accounts.authentication.BearerAuthentication"],
 )
+# Per-tenant rate limits (casemgmt/tenancy/throttling.py): requests per second/min/hour/day for one
+# tenant on case search, audit exports and report queries (run, ask); empty: unlimited.
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "tenant-search": env.str("CASE_THROTTLE_SEARCH", default="120/min") or None,
+    "tenant-export": env.str("CASE_THROTTLE_EXPORT", default="10/min") or None,
+    "tenant-report-query": env.str("CASE_THROTTLE_REPORT_QUERY", default="30/min") or None,
+}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Case service API",
     "VERSION": SERVICE_VERSION,
@@ -226,6 +234,11 @@ CASE_DEFAULT_SLA_HOURS = env.int("CASE_DEFAULT_SLA_HOURS", default=72)
 if not 1 <= CASE_DEFAULT_SLA_HOURS <= 87600:
     raise ImproperlyConfigured("CASE_DEFAULT_SLA_HOURS must be a whole number of hours from 1 to 87600.")
 
+# Tenant isolation in the database (casemgmt/tenancy/rls.py): authenticated requests switch to this
+# role (no table ownership, no BYPASSRLS), which row-level security policies bind. Empty: no switch
+# (then only a service user that neither owns the tables nor is a superuser is bound).
+TENANT_DB_ROLE = env.str("CASE_TENANT_DB_ROLE", default="casemgmt_tenant")
+
 # Report queries: the PostgreSQL role they run as (only SELECT on the reporting views; empty: no
 # role switch), their statement timeout and the most rows one answers.
 REPORTS_DB_ROLE = env.str("CASE_REPORTS_DB_ROLE", default="casemgmt_report_reader")
@@ -316,3 +329,11 @@ LOGGING = conf.logging_config(env.str("CASE_LOG_LEVEL", default="INFO"))
 # (webhook URLs, tokens in queries), and connectors log their calls themselves, redacted.
 LOGGING["loggers"]["urllib3"] = {"level": "WARNING"}
 PROMETHEUS_METRIC_NAMESPACE = ""
+
+# Security headers (Django's SecurityMiddleware and XFrameOptionsMiddleware; HTML pages also get a
+# CSP from shared.web.middleware): HSTS on HTTPS responses only (behind a TLS proxy that sets
+# X-Forwarded-Proto in production), nosniff, same-origin referrers, no framing.
+SECURE_HSTS_SECONDS = env.int("CASE_HSTS_SECONDS", default=365 * 24 * 3600)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"

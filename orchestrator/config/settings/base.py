@@ -196,3 +196,11 @@ LOGIN_REDIRECT_URL = "/api/status"
 
 LOGGING = conf.logging_config(env.str("ORCH_LOG_LEVEL", default="INFO"))
 PROMETHEUS_METRIC_NAMESPACE = ""
+
+# Security headers (Django's SecurityMiddleware and XFrameOptionsMiddleware; HTML pages also get a
+# CSP from shared.web.middleware): HSTS on HTTPS responses only (behind a TLS proxy that sets
+# X-Forwarded-Proto in production), nosniff, same-origin referrers, no framing.
+SECURE_HSTS_SECONDS = env.int("ORCH_HSTS_SECONDS", default=365 * 24 * 3600)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"

@@ -16,7 +16,7 @@ class Received:
 
 
 class Receiver:
-    def __init__(self, statuses: list[int] | None = None) -> None:
+    def __init__(self, statuses: list[int] | None = None, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.statuses = list(statuses or [])
         self.requests: list[Received] = []
         self._lock = threading.Lock()
@@ -36,12 +36,12 @@ class Receiver:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, port), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"http://{self.server.server_address[0]}:{self.server.server_address[1]}"
 
     def received(self, path: str | None = None) -> list[Received]:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from datetime import timedelta
 
 import pytest
@@ -11,6 +12,7 @@ from orchestrator.events.services import event_emit
 from orchestrator.webhooks.delivery import delivery_attempt, retry_delay
 from orchestrator.webhooks.models import Delivery
 from orchestrator.webhooks.services import deliveries_sweep, events_dispatch, webhook_create
+from shared import ssrf
 from tests.orchestrator.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.django_db
@@ -80,3 +82,32 @@ def test_sweep_recovers_lost_and_abandoned_deliveries(settings):
         assert delivery.status == "pending" and delivery.claimed_until is None
         assert delivery_attempt(delivery_id=str(delivery.id)) == "succeeded"
         assert deliveries_sweep() == 0
+
+
+def test_delivery_connects_to_the_checked_address_when_dns_changes_its_answer(monkeypatch):
+    """DNS rebinding: the webhook's name resolves to a receiver on 127.0.0.1 at the delivery's check
+    and to another server on 127.0.0.2 (same port) at every later lookup. The delivery reaches the
+    checked address with its own name as Host; the other server gets nothing. (A client that looks
+    the name up again when it connects reaches 127.0.0.2.)"""
+    with Receiver() as checked:
+        port = checked.server.server_address[1]
+        with Receiver(host="127.0.0.2", port=port) as rebound:
+            lookups: list[str] = []
+            real = socket.getaddrinfo
+
+            def changing_resolver(host, *args, **kwargs):
+                if host != "rebind.test":
+                    return real(host, *args, **kwargs)
+                address = "127.0.0.1" if not lookups else "127.0.0.2"
+                lookups.append(address)
+                return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+            delivery = one_delivery(f"http://rebind.test:{port}/hook")
+            # The outside system here is DNS: a resolver whose answer changes between lookups.
+            monkeypatch.setattr(ssrf.socket, "getaddrinfo", changing_resolver)
+            monkeypatch.setattr(socket, "getaddrinfo", changing_resolver)
+            assert delivery_attempt(delivery_id=str(delivery.id)) == "succeeded"
+            assert socket.getaddrinfo("rebind.test", port)[0][4][0] == "127.0.0.2"  # DNS did change
+            (request,) = checked.received("/hook")
+            assert request.headers["Host"] == f"rebind.test:{port}"
+            assert rebound.received() == []

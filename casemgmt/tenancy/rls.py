@@ -1,0 +1,201 @@
+"""Tenant isolation in the database: PostgreSQL row-level security on every tenant-owned table.
+
+Every table with a `tenant_id` column (and the tenant table itself) carries the policy
+`tenant_isolation`: a row is visible and writable only when its tenant is the connection's
+`app.tenant_id` setting. Policies bind every role except table owners, superusers and BYPASSRLS
+roles, so the service's own database user (which owns the tables: it runs `migrate`) is the
+*system* context: migrations, backup/restore, Celery tasks, sweeps, login by email and inbound
+webhooks resolving their tenant. An authenticated request switches its connection to the *tenant*
+context: `SET ROLE` to `TENANT_DB_ROLE` (no ownership, no BYPASSRLS) and `app.tenant_id` set, so a
+query that forgets its tenant filter returns nothing of another tenant. The request's end switches
+back (`RowLevelSecurityMiddleware`).
+
+Session-level settings (not `SET LOCAL`) because requests do not run in one transaction: services
+own their transactions, and calls to outside systems run between them. Code outside a request that
+acts for one tenant uses `tenant_transaction`, which is `SET LOCAL` in a transaction.
+
+SQLite has no row-level security: everything here is a no-op there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import DataError, ProgrammingError, connection, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from shared.api import errors
+
+POLICY = "tenant_isolation"
+_TENANT = "NULLIF(current_setting('app.tenant_id', true), '')::uuid"
+# Marks the connection wrapper the request switched, so the switch back touches only those.
+_MARK = "_rls_tenant_id"
+
+
+def role_name() -> str:
+    role: str = settings.TENANT_DB_ROLE
+    if role and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", role):
+        raise ValueError("TENANT_DB_ROLE must be a lower-case PostgreSQL identifier")
+    return role
+
+
+def enabled(conn: BaseDatabaseWrapper | None = None) -> bool:
+    return (conn or connection).vendor == "postgresql"
+
+
+def enter_tenant(tenant_id: UUID | str) -> None:
+    """Switches this request's connection to the tenant context (until `leave_tenant`)."""
+    if not enabled():
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('app.tenant_id', %s, false)", [str(tenant_id)])
+        if role_name():
+            _set_role(cursor, f"SET ROLE {role_name()}")
+    setattr(connection, _MARK, str(tenant_id))
+
+
+def leave_tenant() -> None:
+    """Back to the system context, if this connection was switched and is still open."""
+    if getattr(connection, _MARK, None) is None:
+        return
+    setattr(connection, _MARK, None)
+    if connection.connection is None or not connection.is_usable():
+        return  # closed or broken: its session state goes with it
+    if connection.in_atomic_block and connection.needs_rollback:
+        return  # the rollback of the outer transaction undoes the switch made inside it
+    with connection.cursor() as cursor:
+        cursor.execute("RESET ROLE; SELECT set_config('app.tenant_id', '', false)")
+
+
+def current_tenant() -> str | None:
+    return getattr(connection, _MARK, None)
+
+
+@contextmanager
+def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
+    """A transaction in which the tenant context holds (`SET LOCAL`): for code outside a request
+    that acts for one tenant. The switch ends with the transaction; nested in an outer one (a
+    savepoint, whose release keeps local settings) the previous context is put back."""
+    if not enabled():
+        with transaction.atomic():
+            yield
+        return
+    nested = connection.in_atomic_block
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('role'), current_setting('app.tenant_id', true)")
+            previous_role, previous_tenant = cursor.fetchone()
+            cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_id)])
+            if role_name():
+                _set_role(cursor, f"SET LOCAL ROLE {role_name()}")
+        yield
+        if nested:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT set_config('role', %s, true), set_config('app.tenant_id', %s, true)",
+                    [previous_role, previous_tenant or ""],
+                )
+
+
+def _set_role(cursor: Any, statement: str) -> None:
+    # A missing role is invalid_parameter_value (a DataError), one not granted a ProgrammingError:
+    # either way the request stops with a 503 instead of running unconfined.
+    try:
+        cursor.execute(statement)
+    except (DataError, ProgrammingError) as exc:
+        raise errors.NotConfigured(
+            f"The database role {role_name()} for tenant isolation is missing or not granted "
+            "(see docs/configuration.md, CASE_TENANT_DB_ROLE)."
+        ) from exc
+
+
+# --- Set-up, run after every migrate (new tables are covered the next time migrate runs) ------
+
+
+def tenant_tables(conn: BaseDatabaseWrapper) -> list[str]:
+    """Tables of the public schema with a `tenant_id` column, plus the tenant table."""
+    with conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.table_name FROM information_schema.columns c "
+            "JOIN information_schema.tables t USING (table_schema, table_name) "
+            "WHERE c.table_schema = 'public' AND c.column_name = 'tenant_id' AND t.table_type = 'BASE TABLE' "
+            "ORDER BY 1"
+        )
+        names = [row[0] for row in cursor.fetchall()]
+    return ["tenancy_tenant", *names]
+
+
+ROLE_SQL = """
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = current_user AND (rolsuper OR rolcreaterole)) THEN
+      RAISE WARNING 'role {role} does not exist and % may not create it; authenticated requests answer 503 until an administrator creates it', current_user;
+      RETURN;
+    END IF;
+    BEGIN
+      CREATE ROLE {role} NOLOGIN NOSUPERUSER NOBYPASSRLS;
+    EXCEPTION WHEN duplicate_object THEN
+      NULL;  -- another database of this cluster created it at the same moment
+    END;
+  END IF;
+  GRANT USAGE ON SCHEMA public TO {role};
+  GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};
+  GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role};
+  -- SET ROLE needs the session's user to be a member (superusers always may).
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = current_user AND rolsuper) THEN
+    BEGIN
+      EXECUTE format('GRANT {role} TO %I', current_user);
+    EXCEPTION WHEN OTHERS THEN
+      RAISE WARNING 'could not grant role {role} to %: %; an administrator must grant it', current_user, SQLERRM;
+    END;
+  END IF;
+END
+$$;
+"""
+
+
+def install(conn: BaseDatabaseWrapper) -> None:
+    """Enables row-level security and the policy on every tenant table lacking them, and grants
+    the tenant role. Idempotent; cheap when nothing is missing."""
+    if not enabled(conn):
+        return
+    tables = tenant_tables(conn)
+    with conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relname = ANY(%s) AND c.relrowsecurity "
+            "AND EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = %s)",
+            [tables, POLICY],
+        )
+        done = {row[0] for row in cursor.fetchall()}
+        for table in tables:
+            if table in done:
+                continue
+            column = "id" if table == "tenancy_tenant" else "tenant_id"
+            cursor.execute(f'ALTER TABLE "{table}" ENABLE ROW LEVEL SECURITY')
+            cursor.execute(f'DROP POLICY IF EXISTS {POLICY} ON "{table}"')
+            cursor.execute(
+                f'CREATE POLICY {POLICY} ON "{table}" USING ({column} = {_TENANT}) WITH CHECK ({column} = {_TENANT})'
+            )
+        if role_name() and not _role_ready(cursor):
+            cursor.execute(ROLE_SQL.replace("{role}", role_name()))
+
+
+def _role_ready(cursor: Any) -> bool:
+    """The role exists, the service's user may switch to it and it may use every table."""
+    cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role_name()])
+    if cursor.fetchone() is None:
+        return False
+    cursor.execute(
+        "SELECT pg_has_role(current_user, %s, 'MEMBER') AND NOT EXISTS ("
+        "  SELECT 1 FROM pg_tables WHERE schemaname = 'public' AND NOT has_table_privilege("
+        "    %s, format('%%I.%%I', schemaname, tablename), 'SELECT,INSERT,UPDATE,DELETE'))",
+        [role_name(), role_name()],
+    )
+    return bool(cursor.fetchone()[0])
