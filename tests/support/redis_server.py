@@ -14,8 +14,9 @@ class PrivateRedis:
     """A redis-server of the test's own on a fixed port, so it can be stopped and started again at
     the same address while services are connected to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, bind: tuple[str, ...] = ("127.0.0.1",)) -> None:
         self.port = free_port()
+        self.bind = bind
         self.url = f"redis://127.0.0.1:{self.port}"
         self.proc: ServiceProcess | None = None
 
@@ -26,7 +27,7 @@ class PrivateRedis:
             return False
 
     def start(self) -> None:
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+        args = ["redis-server", "--port", str(self.port), "--bind", *self.bind, "--protected-mode", "no", "--save", "",
                 "--appendonly", "no", "--daemonize", "no"]  # fmt: skip
         self.proc = ServiceProcess(f"redis-{self.port}", args, {"PATH": "/usr/local/bin:/usr/bin:/bin"})
         wait_for(self._ping, timeout=10, what="private redis-server")
