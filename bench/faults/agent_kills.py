@@ -45,15 +45,17 @@ from bench.faults.harness import (  # noqa: E402
 DAG_SIZE = 50
 
 
-def command(log: Path, index: int) -> str:
+def command(log: Path, index: int, *, sleeps: bool = True) -> str:
     line = '"$ORCH_TASK_RUN_ID $ORCH_ATTEMPT'
-    return f'echo {line} start" >> {log}; sleep 0.{index % 5}; echo {line} done" >> {log}'
+    pause = f"sleep 0.{index % 5}; " if sleeps else ""
+    return f'echo {line} start" >> {log}; {pause}echo {line} done" >> {log}'
 
 
-def define(stack: OrchStack, queue: str, log: Path, size: int) -> str:
+def define(stack: OrchStack, queue: str, log: Path, size: int, *, sleeps: bool = True) -> str:
     with stack.client() as http:
         for i in range(size):
-            ok(http.put(f"/api/tasks/fk-{i}", json={"command": command(log, i), "queue": queue}))
+            task = {"command": command(log, i, sleeps=sleeps), "queue": queue}
+            ok(http.put(f"/api/tasks/fk-{i}", json=task))
         ok(
             http.put(
                 "/api/dags/fk", json={"tasks": [{"id": f"fk-{i}", "parameters": {}} for i in range(size)]}
