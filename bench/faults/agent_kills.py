@@ -5,8 +5,8 @@
 A private PostgreSQL and Redis, the orchestrator API and N agents (`run_agent`, concurrency 2, each
 its own process group). Task runs are DAG runs of independent tasks whose command appends
 `<task run id> <attempt> start`, sleeps 0-0.4 s, and appends `... done` to one file. While they
-drain, every 2-6 s (random) one agent, picked at random, gets SIGKILL on its process group and is
-started again under the same name. Afterwards the database and the file are compared:
+drain, every 2-6 s (random) one agent that has finished starting, picked at random, gets SIGKILL on
+its process group and is started again under the same name. Afterwards the database and the file are compared:
 
 - lost: a task run missing, not finished (stuck), completed without its last attempt having run,
   or failed with attempts left;
@@ -138,8 +138,11 @@ def run(*, task_runs_total: int = 1000, agents: int = 3, retries: int = 5, kill_
             deadline = time.monotonic() + timeout
             next_kill = time.monotonic() + rng.uniform(*kill_every)
             while unfinished(stack.database_url) and time.monotonic() < deadline:
-                if time.monotonic() >= next_kill:
-                    victim = rng.choice(names)
+                # Only an agent that finished starting is killed: one killed while still starting
+                # holds no work, and on a loaded machine starting takes longer than the interval.
+                working = [n for n in names if "ready." in stack.agents[n].log_text()]
+                if time.monotonic() >= next_kill and working:
+                    victim = rng.choice(working)
                     stack.kill_agent(victim)
                     kills += 1
                     stack.start_agent(victim, queue)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.agents.models import Agent, AgentSession
@@ -191,6 +192,29 @@ def test_sweeper_resends_overdue_wakeups_only_for_queues_with_a_live_agent(api, 
     assert agents_sweep()["wakeups_resent"] == 1  # only the queue a live agent consumes
     assert TaskRun.objects.get(pk=lost).dispatched_at > old
     assert agents_sweep()["wakeups_resent"] == 0  # not again until overdue again
+
+
+def test_sweeper_backs_off_wakeups_of_a_task_run_that_waits_in_a_long_queue(api, settings):
+    """A task run queued behind a backlog is not lost: its message waits in the broker. Re-sending
+    it every AGENT_STALE_SECONDS would add a duplicate per waiting task run per period and grow the
+    backlog it waits behind (found with agents killed under a 1,000-run backlog: 5,820 messages
+    for 4 queued task runs). The wait before the next re-send doubles: at least the task run's age
+    at its last send, at most ten stale periods."""
+    settings.AGENT_STALE_SECONDS = 30
+    put_task(api, "backlog", queue="busy")
+    waiting = api.post("/api/schedule-task", {"task_id": "backlog"}, format="json").json()["task_run_id"]
+    agent_heartbeat(agent_id="b@host", queues=["busy"], tags=[])
+    now = timezone.now()
+    # Queued 100 s ago, last sent 31 s ago when it was 69 s old: its next send is due at 69 s.
+    TaskRun.objects.filter(pk=waiting).update(queued_at=now - timedelta(seconds=100),
+                                              dispatched_at=now - timedelta(seconds=31))  # fmt: skip
+    assert agents_sweep()["wakeups_resent"] == 0
+    TaskRun.objects.filter(pk=waiting).update(dispatched_at=now - timedelta(seconds=70))
+    assert agents_sweep()["wakeups_resent"] == 1
+    # However old, a task run is sent again at least every ten stale periods.
+    TaskRun.objects.filter(pk=waiting).update(queued_at=now - timedelta(days=1),
+                                              dispatched_at=now - timedelta(seconds=301))  # fmt: skip
+    assert agents_sweep()["wakeups_resent"] == 1
 
 
 def test_sweeper_starts_stalled_runs_and_completes_finished_ones(api, settings):
