@@ -43,6 +43,10 @@ FAST_RECOVERY = {
     "ORCH_SWEEP_INTERVAL_SECONDS": "0.5",
     "ORCH_TASK_CANCEL_POLL_SECONDS": "0.5",
     "ORCH_TASK_LOG_FLUSH_SECONDS": "0.5",
+    # An agent whose Celery worker stops on its own error (kombu loses its broker connection badly
+    # when Redis dies) restarts itself in place, unless it had run for less than this (production:
+    # 10 s, a guard against restart loops on bad settings; such an agent exits for its supervisor).
+    "ORCH_AGENT_RESTART_MIN_UPTIME_SECONDS": "2",
 }
 
 
@@ -110,11 +114,12 @@ class OrchStack:
         concurrency: int = 2,
         env: dict[str, str] | None = None,
         wrapper: list[str] | None = None,
+        control: bool = False,
     ) -> ServiceProcess:
         """`wrapper` runs the agent inside something (`ip netns exec <ns>`); `env` overrides the
         stack's (a namespace reaches the databases at another address)."""
         args = [*(wrapper or []), sys.executable, "manage_orch.py", "run_agent", "--queues", queue,
-                "--name", name, "--concurrency", str(concurrency), "--no-control"]  # fmt: skip
+                "--name", name, "--concurrency", str(concurrency), *([] if control else ["--no-control"])]  # fmt: skip
         proc = ServiceProcess(
             f"fault-{name}", args, child_env({**self.env, "ORCH_LOG_LEVEL": "INFO", **(env or {})})
         )
@@ -149,7 +154,7 @@ def ok(response: httpx.Response, *statuses: int) -> dict:
         raise RuntimeError(
             f"{response.request.method} {response.request.url}: {response.status_code} {response.text}"
         )
-    return response.json()
+    return response.json() if response.content else {}
 
 
 def new_token() -> str:

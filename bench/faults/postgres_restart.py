@@ -34,7 +34,7 @@ from bench.faults.harness import (  # noqa: E402
     print_table,
     private_services,
 )
-from bench.faults.services import CaseStack, Load, Tally  # noqa: E402
+from bench.faults.services import CaseStack, Load, Tally, ok_while_down  # noqa: E402
 from tests.support.processes import wait_for  # noqa: E402
 
 
@@ -56,6 +56,7 @@ def figures_for(name: str, tally: Tally, lost: int, restarts: int, recovery: flo
         "restarts": restarts,
         "lost": lost,
         "duplicated": len(tally.acked) - len(set(tally.acked)),
+        "2xx while down": ok_while_down(tally),
         "503 while down": tally.during_outage.get(503, 0),
         "5xx other than 503": server_errors - tally.statuses.get(503, 0),
         "no answer": tally.no_answer,

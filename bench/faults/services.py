@@ -133,3 +133,7 @@ class Load:
         self.stopped.set()
         for thread in self.threads:
             thread.join(timeout=30)
+
+
+def ok_while_down(tally: Tally) -> int:
+    return sum(n for status, n in tally.during_outage.items() if 200 <= status < 300)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -31,6 +32,14 @@ class PrivateRedis:
                 "--appendonly", "no", "--daemonize", "no"]  # fmt: skip
         self.proc = ServiceProcess(f"redis-{self.port}", args, {"PATH": "/usr/local/bin:/usr/bin:/bin"})
         wait_for(self._ping, timeout=10, what="private redis-server")
+
+    def kill(self) -> None:
+        """kill -9 of the server: without persistence, every key (queues included) is gone."""
+        if self.proc is not None:
+            self.proc.kill(signal.SIGKILL)
+            self.proc.proc.wait(timeout=10)
+            self.proc.stop()
+            self.proc = None
 
     def stop(self) -> None:
         if self.proc is not None:
