@@ -12,7 +12,7 @@ from django.db.models import Q
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.events.services import event_emit_agent
 from orchestrator.runs import lifecycle, limits
-from orchestrator.runs.dispatch import Wakeup, send_on_commit
+from orchestrator.runs.dispatch import Wakeup, send_on_commit, waiting_messages
 from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
 from shared.api.time import now_ms
 
@@ -134,6 +134,18 @@ def _redispatch_due(queued_at: datetime | None, dispatched_at: datetime | None, 
     return now - dispatched_at > wait
 
 
+def _backlogged_queues(queues: set[str]) -> set[str]:
+    """Queues whose broker holds at least one message per queued task run: no wake-up is lost
+    there yet (a lost one is re-sent once the backlog drained below that), and adding duplicates
+    would only lengthen the wait of every task run behind them."""
+    backlogged = set()
+    for queue in queues:
+        waiting = waiting_messages(queue)
+        if waiting is not None and waiting >= TaskRun.objects.filter(status=QUEUED, queue=queue).count():
+            backlogged.add(queue)
+    return backlogged
+
+
 def _redispatch_lost(cutoff: datetime, live_queues: set[str]) -> int:
     """Queued task runs whose wake-up is long overdue (the message died with a killed worker that had
     prefetched it) are sent again, with a doubling wait (_redispatch_due); a duplicate is harmless,
@@ -148,6 +160,8 @@ def _redispatch_lost(cutoff: datetime, live_queues: set[str]) -> int:
     )
     overdue = [(tr_id, queue, attempts) for tr_id, queue, attempts, queued_at, dispatched_at in candidates
                if _redispatch_due(queued_at, dispatched_at, now)][:1000]  # fmt: skip
+    backlogged = _backlogged_queues({queue for _, queue, _ in overdue})
+    overdue = [o for o in overdue if o[1] not in backlogged]
     if not overdue:
         return 0
     with transaction.atomic():
