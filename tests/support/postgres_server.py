@@ -16,7 +16,16 @@ import psycopg
 
 from tests.support.processes import ServiceProcess, free_port, wait_for
 
-BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _binaries() -> Path:
+    """PG_BIN, else the newest /usr/lib/postgresql/<version>/bin (Debian's layout)."""
+    if os.environ.get("PG_BIN"):
+        return Path(os.environ["PG_BIN"])
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]))
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+BIN = _binaries()
 
 
 def _server_user() -> str | None:
