@@ -1,5 +1,5 @@
-"""The case service on a private PostgreSQL and Redis (API, and Celery worker when asked), beside
-harness.OrchStack, and the load both fault scripts of the API put on them."""
+"""The case service's API on a private PostgreSQL and Redis, beside
+harness.OrchStack, and the write load the PostgreSQL and Redis restart scripts put on both."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
 
 from bench.faults.harness import ROOT, ok
 from tests.support.postgres_server import PrivatePostgres
-from tests.support.processes import ServiceProcess, child_env, start_celery_worker, start_ready_asgi_server
+from tests.support.processes import ServiceProcess, child_env, start_ready_asgi_server
 from tests.support.redis_server import PrivateRedis
 
 PASSWORD = "fault-password-not-secret-42"
+Send = Callable[[httpx.Client, str], httpx.Response]  # (client, a fresh idempotency key) -> answer
 SCHEMA = {"type": "object", "properties": {"amount": {"type": "number"}}}
 
 
@@ -35,7 +37,6 @@ class CaseStack:
             "CASE_LOG_LEVEL": "WARNING",
         }
         self.api: ServiceProcess | None = None
-        self.worker: ServiceProcess | None = None
         self.base = ""
         self.email = f"admin-{token}@fault.test"
 
@@ -55,11 +56,6 @@ class CaseStack:
         )
         return self.base
 
-    def start_worker(self, queue: str, name: str = "case-worker") -> ServiceProcess:
-        self.worker = start_celery_worker(name=f"fault-{name}-{self.token}", app="casemgmt.config",
-                                          queues=[queue], env=self.env)  # fmt: skip
-        return self.worker
-
     def login(self) -> dict[str, str]:
         with httpx.Client(base_url=self.base, timeout=30) as http:
             body = ok(http.post("/auth/login", json={"email": self.email, "password": PASSWORD}))
@@ -72,9 +68,8 @@ class CaseStack:
         return body["id"]
 
     def stop(self) -> None:
-        for proc in (self.worker, self.api):
-            if proc is not None:
-                proc.stop()
+        if self.api is not None:
+            self.api.stop()
 
 
 @dataclass
@@ -92,7 +87,7 @@ class Load:
     """Threads that write through the APIs until stopped, each request with a new idempotency key.
     A request that is not acknowledged is counted, not retried: only 2xx answers promise a write."""
 
-    def __init__(self, writers: dict[str, tuple[str, callable]], threads_per_writer: int = 2) -> None:  # type: ignore[valid-type]
+    def __init__(self, writers: dict[str, tuple[str, Send]], threads_per_writer: int = 2) -> None:
         self.writers = writers
         self.tallies = {name: Tally() for name in writers}
         self.outage = threading.Event()

@@ -7,8 +7,8 @@ machine by a veth pair 10.X.i.2 <-> 10.X.i.1; the private PostgreSQL and redis-s
 every 10.X.i.1, so an agent reaches them only over its own link. The agent runs under
 `ip netns exec`. All task runs (DAG runs of 50 independent tasks, commands that append
 `<task run id> <attempt> start|done` to one file) are queued on one queue. Once a third of them
-finished and host 1 holds a running task run, host 1's link is cut (`ip link set <host side> down`): its agent stays alive but
-unreachable, like a host that dropped off the network. The others' sweep declares it dead after
+finished and host 1 holds a running task run, host 1's link is cut (`ip link set <host side>
+down`): its agent stays alive but unreachable, like a host that dropped off the network. The others' sweep declares it dead after
 its heartbeat goes stale and retries its task runs. When the queue is drained the link comes back;
 the cut agent reconnects, and its late results must change nothing. Figures as agent_kills.py.
 """
