@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -36,6 +36,7 @@ from bench.faults.harness import (  # noqa: E402
     OrchStack,
     elapsed,
     environment_note,
+    evidence_file,
     executions,
     new_token,
     ok,
@@ -123,7 +124,7 @@ def run(*, task_runs_total: int = 1000, agents: int = 3, retries: int = 5, kill_
     started = time.monotonic()
     runs = max(1, task_runs_total // DAG_SIZE)
     size = min(DAG_SIZE, task_runs_total)
-    log = Path(tempfile.mkdtemp(prefix="agent-kills-")) / "executions.log"
+    log = evidence_file()
     with private_services() as (pg, redis):
         stack = OrchStack(pg, redis, token=new_token())
         try:
@@ -152,6 +153,7 @@ def run(*, task_runs_total: int = 1000, agents: int = 3, retries: int = 5, kill_
             figures = judge(task_runs(stack.database_url), log, runs * size)
         finally:
             stack.stop()
+            shutil.rmtree(log.parent, ignore_errors=True)
     return Figures("agent kill -9", {"agents": agents, "kills": kills, **figures, "API 5xx": server_errors,
                                      "time": elapsed(started)})  # fmt: skip
 

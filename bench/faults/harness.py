@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -174,6 +175,11 @@ def private_services(
     finally:
         redis.stop()
         pg.remove()
+
+
+def evidence_file() -> Path:
+    """Where the commands append their lines: a fresh directory, removed by the script at the end."""
+    return Path(tempfile.mkdtemp(prefix="faults-")) / "executions.log"
 
 
 def executions(path: Path) -> list[tuple[str, int, str]]:

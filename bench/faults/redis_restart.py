@@ -19,6 +19,7 @@ and no answer may have been a 5xx other than 503.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import threading
 import time
@@ -38,6 +39,7 @@ from bench.faults.harness import (  # noqa: E402
     OrchStack,
     elapsed,
     environment_note,
+    evidence_file,
     new_token,
     ok,
     print_table,
@@ -117,7 +119,7 @@ def security_held(
 
 def run(*, restarts: int = 3, down_seconds: float = 3.0, timeout: float = 600) -> list[Figures]:
     started = time.monotonic()
-    log = Path(f"/tmp/redis-restart-{new_token()}.log")
+    log = evidence_file()
     receiver = start_receiver()
     with private_services() as (pg, redis):
         token = new_token()
@@ -186,6 +188,7 @@ def run(*, restarts: int = 3, down_seconds: float = 3.0, timeout: float = 600) -
             case.stop()
             orch.stop()
             receiver.shutdown()
+            shutil.rmtree(log.parent, ignore_errors=True)
     seen = receiver.seen  # type: ignore[attr-defined]
     tallies = load.tallies
     five = {n: sum(c for s, c in t.statuses.items() if s >= 500 and s != 503) for n, t in tallies.items()}

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +36,7 @@ from bench.faults.harness import (  # noqa: E402
     OrchStack,
     elapsed,
     environment_note,
+    evidence_file,
     new_token,
     print_table,
     private_services,
@@ -121,7 +122,7 @@ def run(
     token = new_token()
     runs = max(1, task_runs_total // DAG_SIZE)
     size = min(DAG_SIZE, task_runs_total)
-    log = Path(tempfile.mkdtemp(prefix="several-hosts-")) / "executions.log"
+    log = evidence_file()
     with hosts(host_count, token) as machines:
         listen = ("127.0.0.1", *(h.address for h in machines))
         with private_services(listen) as (pg, redis):
@@ -159,6 +160,7 @@ def run(
                 figures = judge(task_runs(stack.database_url), log, runs * size)
             finally:
                 stack.stop()
+                shutil.rmtree(log.parent, ignore_errors=True)
     return Figures(
         "several hosts" + (", one link cut" if cut else ""),
         {"hosts": host_count, "links cut": int(cut_at is not None), "held by the cut host": held, **figures, "agents alive at end": alive,
