@@ -40,6 +40,15 @@ if ! command -v pg_dump >/dev/null && command -v apt-get >/dev/null && [ "$(id -
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client >/dev/null
 fi
 
+# The fault-injection tests run a private PostgreSQL cluster (initdb) and network namespaces (ip).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "Installing the PostgreSQL server binaries..."
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+fi
+if ! command -v ip >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null
+fi
+
 if ! pg_up; then
   if command -v pg_ctlcluster >/dev/null && ls /etc/postgresql >/dev/null 2>&1; then
     echo "Starting PostgreSQL..."

@@ -12,7 +12,7 @@ from django.db.models import Q
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.events.services import event_emit_agent
 from orchestrator.runs import lifecycle, limits
-from orchestrator.runs.dispatch import Wakeup, send_on_commit
+from orchestrator.runs.dispatch import Wakeup, send_on_commit, waiting_messages
 from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
 from shared.api.time import now_ms
 
@@ -118,16 +118,50 @@ def _forget_dead_sessions(cutoff: datetime) -> int:
     return dead.exclude(session_id__in=held).delete()[0]
 
 
+REDISPATCH_MAX_WAIT_PERIODS = 10  # a waiting task run is sent again at least this many stale periods
+
+
+def _redispatch_due(queued_at: datetime | None, dispatched_at: datetime | None, now: datetime) -> bool:
+    """Due when the time since the last send exceeds the task run's age at that send (at least one
+    stale period, at most REDISPATCH_MAX_WAIT_PERIODS): the waits double. A task run waiting behind
+    a backlog still has its message in the broker; re-sending it every period would add duplicates
+    in proportion to the backlog and so lengthen it (messages grow with its square)."""
+    stale = timedelta(seconds=settings.AGENT_STALE_SECONDS)
+    if dispatched_at is None:  # never sent (filtered out by the caller's `dispatched_at < cutoff`)
+        return True
+    age_at_send = dispatched_at - queued_at if queued_at else stale
+    wait = min(max(age_at_send, stale), stale * REDISPATCH_MAX_WAIT_PERIODS)
+    return now - dispatched_at > wait
+
+
+def _backlogged_queues(queues: set[str]) -> set[str]:
+    """Queues whose broker holds at least one message per queued task run: no wake-up is lost
+    there yet (a lost one is re-sent once the backlog drained below that), and adding duplicates
+    would only lengthen the wait of every task run behind them."""
+    backlogged = set()
+    for queue in queues:
+        waiting = waiting_messages(queue)
+        if waiting is not None and waiting >= TaskRun.objects.filter(status=QUEUED, queue=queue).count():
+            backlogged.add(queue)
+    return backlogged
+
+
 def _redispatch_lost(cutoff: datetime, live_queues: set[str]) -> int:
     """Queued task runs whose wake-up is long overdue (the message died with a killed worker that had
-    prefetched it) are sent again; a duplicate is harmless, the claim is conditional."""
+    prefetched it) are sent again, with a doubling wait (_redispatch_due); a duplicate is harmless,
+    the claim is conditional."""
     now = now_ms()
-    overdue = list(
+    candidates = (
         TaskRun.objects.filter(status=QUEUED, dispatched_at__lt=cutoff, queue__in=live_queues)
         .exclude(not_before__gt=cutoff)
         .exclude(run__status=PAUSED)  # woken again when the run is resumed
-        .values_list("id", "queue", "attempts")[:1000]
+        .order_by("dispatched_at")
+        .values_list("id", "queue", "attempts", "queued_at", "dispatched_at")[:5000]
     )
+    overdue = [(tr_id, queue, attempts) for tr_id, queue, attempts, queued_at, dispatched_at in candidates
+               if _redispatch_due(queued_at, dispatched_at, now)][:1000]  # fmt: skip
+    backlogged = _backlogged_queues({queue for _, queue, _ in overdue})
+    overdue = [o for o in overdue if o[1] not in backlogged]
     if not overdue:
         return 0
     with transaction.atomic():

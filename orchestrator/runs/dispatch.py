@@ -50,3 +50,18 @@ def send_now(wakeups: list[Wakeup]) -> None:
 def send_on_commit(wakeups: list[Wakeup]) -> None:
     if wakeups:
         transaction.on_commit(lambda: send_now(list(wakeups)))
+
+
+def waiting_messages(queue: str) -> int | None:
+    """Messages waiting in the broker for `queue` (not those a worker has taken), or None when the
+    broker cannot tell (queue never used, broker down)."""
+    # runs.tasks -> executor -> lifecycle -> dispatch: importing the task at the top would be a loop
+    from orchestrator.runs.tasks import execute_task_run
+
+    try:
+        with execute_task_run.app.connection_for_read() as conn:
+            # Not passive: a passive declare fails on a queue no consumer declared in this broker
+            # session, and declaring one is harmless (agents declare theirs on start).
+            return int(conn.default_channel.queue_declare(queue=queue).message_count)
+    except Exception:  # noqa: BLE001 - any failure only means "unknown": the sweeper re-sends then
+        return None

@@ -8,7 +8,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import DataError
+from django.db import DataError, InterfaceError
+from django.db import OperationalError as DatabaseUnavailable
 from django.http import Http404, JsonResponse
 from kombu.exceptions import OperationalError as BrokerUnavailable
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -73,6 +74,12 @@ def to_application_error(exc: Exception) -> errors.ApplicationError | None:
         return errors.ValidationFailed("A value is too long or out of range for its field.")
     if isinstance(exc, RequestDataTooBig):
         return errors.PayloadTooLarge()
+    if isinstance(exc, (DatabaseUnavailable, InterfaceError)):
+        # The database refused the connection, dropped it, is starting up, or gave up on a lock or
+        # a statement timeout: the transaction rolled back (or its commit never answered, so it was
+        # not acknowledged) and the client may retry later. A bug in SQL is a ProgrammingError: 500.
+        logger.warning("database unavailable: %s", exc)
+        return errors.ServiceUnavailable()
     if isinstance(exc, (RedisConnectionError, RedisTimeoutError, BrokerUnavailable)):
         # Redis (cache, channel layer, broker) is down: the client may retry later. Work queued
         # after a commit does not raise (it logs, and the sweeps send it again), so what reaches

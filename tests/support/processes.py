@@ -53,14 +53,20 @@ def database_url(settings_dict: dict[str, Any]) -> str:
 class ServiceProcess:
     """A child process in its own process group, with its output in var/test-logs/<name>.log."""
 
-    def __init__(self, name: str, args: list[str], env: dict[str, str]) -> None:
+    def __init__(self, name: str, args: list[str], env: dict[str, str], *, user: str | None = None) -> None:
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.name = name
         self.log_path = LOG_DIR / f"{name}-{worker}-{os.getpid()}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            args, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+            args,
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            user=user,
         )
 
     def alive(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -14,8 +15,9 @@ class PrivateRedis:
     """A redis-server of the test's own on a fixed port, so it can be stopped and started again at
     the same address while services are connected to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, bind: tuple[str, ...] = ("127.0.0.1",)) -> None:
         self.port = free_port()
+        self.bind = bind
         self.url = f"redis://127.0.0.1:{self.port}"
         self.proc: ServiceProcess | None = None
 
@@ -26,10 +28,18 @@ class PrivateRedis:
             return False
 
     def start(self) -> None:
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+        args = ["redis-server", "--port", str(self.port), "--bind", *self.bind, "--protected-mode", "no", "--save", "",
                 "--appendonly", "no", "--daemonize", "no"]  # fmt: skip
         self.proc = ServiceProcess(f"redis-{self.port}", args, {"PATH": "/usr/local/bin:/usr/bin:/bin"})
         wait_for(self._ping, timeout=10, what="private redis-server")
+
+    def kill(self) -> None:
+        """kill -9 of the server: without persistence, every key (queues included) is gone."""
+        if self.proc is not None:
+            self.proc.kill(signal.SIGKILL)
+            self.proc.proc.wait(timeout=10)
+            self.proc.stop()
+            self.proc = None
 
     def stop(self) -> None:
         if self.proc is not None:

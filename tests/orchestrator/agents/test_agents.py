@@ -6,12 +6,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.agents.services import agent_heartbeat, agent_stopped, agents_sweep
 from orchestrator.events.models import Event
 from orchestrator.runs import lifecycle
+from orchestrator.runs.dispatch import Wakeup, send_now
 from orchestrator.runs.models import TaskRun
 from tests.orchestrator.helpers import assert_error, put_task
 
@@ -178,6 +180,14 @@ def test_agents_list_needs_a_credential_when_security_is_on(api, settings):
     assert_error(api.get("/api/agents"), 401, "not_authenticated")
 
 
+def lose_wakeups(queue: str) -> None:
+    """The queue's messages die (taken by a worker that was then killed): purged from the broker."""
+    from orchestrator.runs.tasks import execute_task_run
+
+    with execute_task_run.app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(queue)
+
+
 def test_sweeper_resends_overdue_wakeups_only_for_queues_with_a_live_agent(api, settings):
     settings.AGENT_STALE_SECONDS = 30
     put_task(api, "lost", queue="watched")
@@ -188,9 +198,51 @@ def test_sweeper_resends_overdue_wakeups_only_for_queues_with_a_live_agent(api, 
     assert agents_sweep()["wakeups_resent"] == 0  # not overdue yet
     old = TaskRun.objects.get(pk=lost).dispatched_at - timedelta(seconds=60)
     TaskRun.objects.filter(status="queued").update(dispatched_at=old)
+    lose_wakeups("watched")
     assert agents_sweep()["wakeups_resent"] == 1  # only the queue a live agent consumes
     assert TaskRun.objects.get(pk=lost).dispatched_at > old
     assert agents_sweep()["wakeups_resent"] == 0  # not again until overdue again
+
+
+def test_sweeper_backs_off_wakeups_of_a_task_run_that_waits_in_a_long_queue(api, settings):
+    """A task run queued behind a backlog is not lost: its message waits in the broker. Re-sending
+    it every AGENT_STALE_SECONDS would add a duplicate per waiting task run per period and grow the
+    backlog it waits behind (found with agents killed under a 1,000-run backlog: 5,820 messages
+    for 4 queued task runs). The wait before the next re-send doubles: at least the task run's age
+    at its last send, at most ten stale periods."""
+    settings.AGENT_STALE_SECONDS = 30
+    put_task(api, "backlog", queue="busy")
+    waiting = api.post("/api/schedule-task", {"task_id": "backlog"}, format="json").json()["task_run_id"]
+    agent_heartbeat(agent_id="b@host", queues=["busy"], tags=[])
+    lose_wakeups("busy")
+    now = timezone.now()
+    # Queued 100 s ago, last sent 31 s ago when it was 69 s old: its next send is due at 69 s.
+    TaskRun.objects.filter(pk=waiting).update(queued_at=now - timedelta(seconds=100),
+                                              dispatched_at=now - timedelta(seconds=31))  # fmt: skip
+    assert agents_sweep()["wakeups_resent"] == 0
+    TaskRun.objects.filter(pk=waiting).update(dispatched_at=now - timedelta(seconds=70))
+    assert agents_sweep()["wakeups_resent"] == 1
+    lose_wakeups("busy")
+    # However old, a task run is sent again at least every ten stale periods.
+    TaskRun.objects.filter(pk=waiting).update(queued_at=now - timedelta(days=1),
+                                              dispatched_at=now - timedelta(seconds=301))  # fmt: skip
+    assert agents_sweep()["wakeups_resent"] == 1
+
+
+def test_sweeper_sends_no_wakeup_while_the_broker_holds_one_per_queued_task_run(api, settings):
+    """Overdue is not lost while the broker still holds a message per queued task run: they wait
+    behind a backlog (no agent consumes in this test). Once they are gone, the wake-ups are sent."""
+    settings.AGENT_STALE_SECONDS = 30
+    put_task(api, "behind", queue="slow")
+    for _ in range(3):
+        api.post("/api/schedule-task", {"task_id": "behind"}, format="json")
+    agent_heartbeat(agent_id="s@host", queues=["slow"], tags=[])
+    queued = TaskRun.objects.filter(status="queued")
+    send_now([Wakeup(tr.id, tr.queue, tr.attempts) for tr in queued])  # (this test never commits)
+    queued.update(dispatched_at=timezone.now() - timedelta(seconds=60))
+    assert agents_sweep()["wakeups_resent"] == 0
+    lose_wakeups("slow")
+    assert agents_sweep()["wakeups_resent"] == 3
 
 
 def test_sweeper_starts_stalled_runs_and_completes_finished_ones(api, settings):
