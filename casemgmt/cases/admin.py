@@ -13,7 +13,7 @@ from django.contrib import admin
 from casemgmt.cases.jsondata import check_schema
 from casemgmt.cases.models import Case, CaseType
 from casemgmt.cases.services import KEY_RE, PREFIX_RE, case_type_create
-from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, ServiceWriteAdmin
+from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, VersionedServiceAdmin
 from shared.api.errors import ValidationFailed
 
 
@@ -50,7 +50,7 @@ class CaseTypeAdminForm(forms.ModelForm):
 
 
 @admin.register(CaseType)
-class CaseTypeAdmin(ServiceWriteAdmin):
+class CaseTypeAdmin(VersionedServiceAdmin):
     api_permission = "cases:read"
     write_permission = "admin:case_types"
     form = CaseTypeAdminForm
@@ -62,8 +62,8 @@ class CaseTypeAdmin(ServiceWriteAdmin):
         # A new version keeps its key, and numbering continues under the same prefix.
         return ("key", "prefix", "version", "created_at", "created_by") if obj else ()
 
-    def save_model(self, request: Any, obj: CaseType, form: Any, change: bool) -> None:
-        created = case_type_create(
+    def register_version(self, request: Any, obj: CaseType, change: bool) -> CaseType:
+        return case_type_create(
             user=request.user,
             key=obj.key,
             display_name=obj.display_name,
@@ -72,19 +72,6 @@ class CaseTypeAdmin(ServiceWriteAdmin):
             prefix=None if change else (obj.prefix or None),
             sla_hours=obj.sla_hours,
         )
-        # The edited row stays as it was; the admin goes on with the version just registered.
-        obj.pk, obj.version, obj.tenant_id, obj._state.adding = (
-            created.pk,
-            created.version,
-            created.tenant_id,
-            False,
-        )
-
-    def response_change(self, request: Any, obj: CaseType) -> Any:
-        self.message_user(
-            request, f"Registered {obj.key} version {obj.version}; earlier versions are unchanged."
-        )
-        return super().response_change(request, obj)
 
 
 @admin.register(Case)

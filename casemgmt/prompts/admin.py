@@ -16,7 +16,7 @@ from casemgmt.prompts.services import (
     prompt_template_create,
     prompt_template_new_version,
 )
-from casemgmt.tenancy.admin import ServiceWriteAdmin
+from casemgmt.tenancy.admin import VersionedServiceAdmin
 from shared.api.errors import ValidationFailed
 
 
@@ -38,7 +38,7 @@ class PromptTemplateAdminForm(forms.ModelForm):
 
 
 @admin.register(PromptTemplate)
-class PromptTemplateAdmin(ServiceWriteAdmin):
+class PromptTemplateAdmin(VersionedServiceAdmin):
     api_permission = "agents:read"
     write_permission = "agents:write"
     form = PromptTemplateAdminForm
@@ -49,9 +49,9 @@ class PromptTemplateAdmin(ServiceWriteAdmin):
     def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
         return ("name", "version", "created_at", "created_by") if obj else ()
 
-    def save_model(self, request: Any, obj: PromptTemplate, form: Any, change: bool) -> None:
+    def register_version(self, request: Any, obj: PromptTemplate, change: bool) -> PromptTemplate:
         service = prompt_template_new_version if change else prompt_template_create
-        created = service(
+        return service(
             user=request.user,
             name=obj.name,
             template=obj.template,
@@ -60,15 +60,3 @@ class PromptTemplateAdmin(ServiceWriteAdmin):
             temperature=obj.temperature,
             max_tokens=obj.max_tokens,
         )
-        obj.pk, obj.version, obj.tenant_id, obj._state.adding = (
-            created.pk,
-            created.version,
-            created.tenant_id,
-            False,
-        )
-
-    def response_change(self, request: Any, obj: PromptTemplate) -> Any:
-        self.message_user(
-            request, f"Registered {obj.name} version {obj.version}; earlier versions are unchanged."
-        )
-        return super().response_change(request, obj)

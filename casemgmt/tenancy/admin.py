@@ -135,6 +135,23 @@ class ServiceWriteAdmin(TenantScopedAdmin):
             return HttpResponseRedirect(request.get_full_path())
 
 
+class VersionedServiceAdmin(ServiceWriteAdmin):
+    """Rows that are immutable versions: a save registers the next version through the service
+    (`register_version`), the edited row stays as it was, and the admin goes on with the new one."""
+
+    def register_version(self, request: Any, obj: Any, change: bool) -> Any:
+        raise NotImplementedError
+
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        created = self.register_version(request, obj, change)
+        obj.pk, obj.version, obj.tenant_id = created.pk, created.version, created.tenant_id
+        obj._state.adding = False
+
+    def response_change(self, request: Any, obj: Any) -> Any:
+        self.message_user(request, f"Registered {obj}; earlier versions are unchanged.")
+        return super().response_change(request, obj)
+
+
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
     list_display = ("name", "id", "created_at")

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import admin
 
 from casemgmt.cases.models import Case
-from casemgmt.tenancy.admin import TenantScopedAdmin
+from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
 from casemgmt.vault.models import Document, Erasure
 
 
@@ -28,7 +28,9 @@ class CaseFilter(admin.SimpleListFilter):
 
 
 @admin.register(Document)
-class DocumentAdmin(TenantScopedAdmin):
+class DocumentAdmin(ReadOnlyTenantAdmin):
+    """Documents change only through the API (upload, delete), which audits every action."""
+
     api_permission = "vault:read"
     list_display = ("filename", "case_number", "mime_type", "size", "uploaded_at", "uploaded_by")
     list_filter = (CaseFilter,)
@@ -44,19 +46,9 @@ class DocumentAdmin(TenantScopedAdmin):
     def case_number(self, obj: Document) -> str:
         return obj.case.case_number if obj.case else "—"
 
-    # Documents change only through the API (upload, delete), which audits every action.
-    def has_add_permission(self, request: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(Erasure)
-class ErasureAdmin(TenantScopedAdmin):
+class ErasureAdmin(ReadOnlyTenantAdmin):
     """Read-only view of erasure jobs and their reports; jobs are requested through the API."""
 
     api_permission = "admin:erasure"
@@ -68,12 +60,3 @@ class ErasureAdmin(TenantScopedAdmin):
         "id", "subject", "requested_by", "scope", "reason", "status", "attempt", "heartbeat_at",
         "steps_done", "counts", "cases_touched", "report", "error", "requested_at", "completed_at",
     )  # fmt: skip
-
-    def has_add_permission(self, request: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
