@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import Direction
 
 
@@ -20,7 +21,7 @@ class AutoSchema(SpectacularAutoSchema):
 
     def get_response_serializers(self) -> Any:
         serializer = getattr(self.view, "OutputSerializer", None)
-        return serializer if serializer is not None else {"type": "object"}
+        return serializer if serializer is not None else OpenApiTypes.OBJECT
 
     def _get_serializer(self) -> Any:
         return getattr(self.view, "InputSerializer", None) or getattr(self.view, "OutputSerializer", None)

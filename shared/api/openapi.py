@@ -1,0 +1,149 @@
+"""What both OpenAPI documents add to drf-spectacular's output, so they describe what the services do.
+
+- Every operation documents the error answers it can give, in the one error shape (`Error`), from rules
+  over the operation (authenticated, has a path parameter, takes a body, writes) rather than per view.
+- Every string the JSON parser refuses is excluded by the document: strings carry a pattern without
+  NUL, and free-form JSON values are `JsonValue`, whose strings and keys exclude it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The parser refuses NUL in every string of a body (PostgreSQL text and jsonb cannot hold it). Lone
+# surrogates are refused too, but they are not Unicode text, so no JSON client can send them.
+NO_NUL = "^[^\\x00]*$"
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "The one error body of both services.",
+    "required": ["error", "code", "message", "details"],
+    "properties": {
+        "error": {"type": "boolean", "enum": [True]},
+        "code": {"type": "string", "description": "Machine-readable reason, e.g. validation_error."},
+        "message": {"type": "string"},
+        "details": {
+            "type": "object",
+            "description": "For input errors: the first problem (field, error) and all of them (errors).",
+            "properties": {
+                "field": {"type": "string", "nullable": True},
+                "error": {"type": "string"},
+                "errors": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["field", "error"],
+                        "properties": {
+                            "field": {"type": "string", "nullable": True},
+                            "error": {"type": "string"},
+                        },
+                    },
+                },
+                "retryAfter": {"type": "integer", "description": "429: seconds to wait."},
+            },
+        },
+    },
+}
+
+# Any JSON value whose strings (and object keys) contain no NUL. OpenAPI 3.0 has no propertyNames, so
+# keys are documented in the description and checked by the server like values.
+JSON_VALUE_SCHEMA: dict[str, Any] = {
+    "description": "Any JSON value; no string in it (object keys included) may contain NUL (\\u0000).",
+    "nullable": True,
+    "oneOf": [
+        {"type": "string", "pattern": NO_NUL},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "array", "items": {"$ref": "#/components/schemas/JsonValue"}},
+        {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/JsonValue"}},
+    ],
+}
+
+ERROR_RESPONSES: dict[str, str] = {
+    "400": "Invalid input: malformed JSON, a field that fails validation, or a value refused on meaning "
+    "(validation_error, or a more specific code).",
+    "401": "No credentials, or invalid, expired or revoked ones (not_authenticated, invalid_credentials).",
+    "403": "Authenticated without the permission this operation needs (permission_denied).",
+    "404": "No such resource, or one of another tenant (not_found).",
+    "409": "Conflicts with the resource's current state (already_exists, version_conflict, invalid_state...).",
+    "413": "The body is larger than the service accepts (payload_too_large).",
+    "415": "The body is not in a media type this operation reads (unsupported_media_type).",
+    "422": "An Idempotency-Key reused with a different request (idempotency_key_reused).",
+    "429": "Too many requests; retry after the Retry-After header's seconds (rate_limited).",
+    "503": "A backing service is down or a feature is not configured (service_unavailable, not_ready, "
+    "not_configured); retry later.",
+}
+
+WRITE_METHODS = {"post", "put", "patch", "delete"}
+METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
+def error_codes(method: str, operation: dict[str, Any]) -> list[str]:
+    """The error statuses an operation can answer, from what every view of both services shares:
+    validation and outages anywhere, authentication where the operation is secured, 404 on path
+    parameters, conflicts on writes, body limits where there is a body."""
+    codes = ["400", "429", "503"]
+    parameters = operation.get("parameters", [])
+    if operation.get("security") and {} not in operation["security"]:
+        codes += ["401", "403"]
+    if any(p.get("in") == "path" for p in parameters):
+        codes.append("404")
+    if method in WRITE_METHODS:
+        codes.append("409")
+    if "requestBody" in operation:
+        codes += ["413", "415"]
+    if any(p.get("in") == "header" and p.get("name") == "Idempotency-Key" for p in parameters):
+        codes.append("422")
+    return codes
+
+
+def _response(code: str) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": ERROR_RESPONSES[code],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+    if code == "429":
+        response["headers"] = {
+            "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}
+        }
+    return response
+
+
+def _exclude_nul(schema: Any) -> None:
+    """Walks a schema: strings get the NUL-free pattern, free-form values become `JsonValue`."""
+    if isinstance(schema, list):
+        for item in schema:
+            _exclude_nul(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    kind = schema.get("type")
+    if kind == "string" and "pattern" not in schema and "enum" not in schema and "format" not in schema:
+        schema["pattern"] = NO_NUL
+    if kind == "object" and schema.get("additionalProperties") in (True, {}):
+        schema["additionalProperties"] = {"$ref": "#/components/schemas/JsonValue"}
+    if kind == "object" and "properties" not in schema and "additionalProperties" not in schema:
+        schema["additionalProperties"] = {"$ref": "#/components/schemas/JsonValue"}
+    for key, value in schema.items():
+        if key not in ("example", "examples", "default", "enum"):
+            _exclude_nul(value)
+
+
+def postprocess(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular POSTPROCESSING_HOOKS entry shared by both services."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    for path_item in result.get("paths", {}).values():
+        for method, operation in path_item.items():
+            if method not in METHODS:
+                continue
+            _exclude_nul(operation.get("parameters", []))
+            _exclude_nul(operation.get("requestBody", {}))
+            responses = operation.setdefault("responses", {})
+            for code in error_codes(method, operation):
+                responses.setdefault(code, {"$ref": f"#/components/responses/Error{code}"})
+            operation["responses"] = dict(sorted(responses.items()))
+    _exclude_nul(schemas)
+    result["components"]["responses"] = {f"Error{code}": _response(code) for code in ERROR_RESPONSES}
+    schemas["Error"] = ERROR_SCHEMA
+    schemas["JsonValue"] = JSON_VALUE_SCHEMA
+    return result
