@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiParameter
+
+from shared.api.pagination import MAX_OFFSET
+
 # The parser refuses NUL in every string of a body (PostgreSQL text and jsonb cannot hold it). Lone
 # surrogates are refused too, but they are not Unicode text, so no JSON client can send them.
 NO_NUL = "^[^\\x00]*$"
+# ...and a required text field also needs a character that is not whitespace (DRF trims first).
+NOT_BLANK = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -45,18 +51,25 @@ ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 
-# Any JSON value whose strings (and object keys) contain no NUL. OpenAPI 3.0 has no propertyNames, so
-# keys are documented in the description and checked by the server like values.
-JSON_VALUE_SCHEMA: dict[str, Any] = {
-    "description": "Any JSON value; no string in it (object keys included) may contain NUL (\\u0000).",
-    "nullable": True,
+# Any JSON value whose strings (and object keys) contain no NUL.
+JSON_NOT_NULL_SCHEMA: dict[str, Any] = {
+    "description": "Any JSON value but null; no string in it (object keys included) may contain NUL (\\u0000).",
     "oneOf": [
         {"type": "string", "pattern": NO_NUL},
         {"type": "number"},
         {"type": "boolean"},
         {"type": "array", "items": {"$ref": "#/components/schemas/JsonValue"}},
-        {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/JsonValue"}},
+        {
+            "type": "object",
+            "additionalProperties": {"$ref": "#/components/schemas/JsonValue"},
+            "propertyNames": {"pattern": NO_NUL},
+        },
     ],
+}
+JSON_VALUE_SCHEMA: dict[str, Any] = {
+    "description": "Any JSON value; no string in it (object keys included) may contain NUL (\\u0000).",
+    "nullable": True,
+    "allOf": [{"$ref": "#/components/schemas/JsonNotNull"}],
 }
 
 ERROR_RESPONSES: dict[str, str] = {
@@ -73,6 +86,13 @@ ERROR_RESPONSES: dict[str, str] = {
     "503": "A backing service is down or a feature is not configured (service_unavailable, not_ready, "
     "not_configured); retry later.",
 }
+
+
+def errors_also(*codes: int) -> dict[str, list[int]]:
+    """extend_schema `extensions` for error statuses beyond `error_codes`' rules (e.g. a public
+    login's 401)."""
+    return {"x-errors": list(codes)}
+
 
 WRITE_METHODS = {"post", "put", "patch", "delete"}
 METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -120,12 +140,14 @@ def _exclude_nul(schema: Any) -> None:
     kind = schema.get("type")
     if kind == "string" and "pattern" not in schema and "enum" not in schema and "format" not in schema:
         schema["pattern"] = NO_NUL
-    if kind == "object" and schema.get("additionalProperties") in (True, {}):
+    free_form = "properties" not in schema and schema.get("additionalProperties", True) in (True, {})
+    if kind == "object" and free_form:
         schema["additionalProperties"] = {"$ref": "#/components/schemas/JsonValue"}
-    if kind == "object" and "properties" not in schema and "additionalProperties" not in schema:
-        schema["additionalProperties"] = {"$ref": "#/components/schemas/JsonValue"}
+    if kind == "object" and schema.get("additionalProperties") not in (None, False):
+        # Not an OpenAPI 3.0 keyword, but JSON Schema's: tools that know it (schemathesis) use it.
+        schema.setdefault("propertyNames", {"pattern": NO_NUL})
     for key, value in schema.items():
-        if key not in ("example", "examples", "default", "enum"):
+        if key not in ("example", "examples", "default", "enum", "propertyNames"):
             _exclude_nul(value)
 
 
@@ -139,11 +161,41 @@ def postprocess(result: dict[str, Any], generator: Any, request: Any, public: bo
             _exclude_nul(operation.get("parameters", []))
             _exclude_nul(operation.get("requestBody", {}))
             responses = operation.setdefault("responses", {})
-            for code in error_codes(method, operation):
+            # A view names errors the rules cannot see with extend_schema(extensions=errors_also(...)).
+            extra = [str(code) for code in operation.pop("x-errors", [])]
+            for code in error_codes(method, operation) + extra:
                 responses.setdefault(code, {"$ref": f"#/components/responses/Error{code}"})
             operation["responses"] = dict(sorted(responses.items()))
     _exclude_nul(schemas)
     result["components"]["responses"] = {f"Error{code}": _response(code) for code in ERROR_RESPONSES}
     schemas["Error"] = ERROR_SCHEMA
     schemas["JsonValue"] = JSON_VALUE_SCHEMA
+    schemas["JsonNotNull"] = JSON_NOT_NULL_SCHEMA
     return result
+
+
+# Success responses that views share (used in their `extend_schema(responses=...)`).
+EXPORT_RESPONSES: dict[Any, Any] = {
+    (200, "application/json"): {"type": "array", "items": {"type": "object", "additionalProperties": True}},
+    (200, "text/csv"): {"type": "string"},
+}
+# A stored file, in the media type it was uploaded with.
+FILE_RESPONSE: dict[Any, Any] = {(200, "*/*"): {"type": "string", "format": "binary"}}
+
+LIST_OF_OBJECTS: dict[Any, Any] = {
+    200: {"type": "array", "items": {"type": "object", "additionalProperties": True}}
+}
+
+
+def page_parameters(*, default_limit: int = 25, max_limit: int = 100) -> list[OpenApiParameter]:
+    """`limit` and `offset` as `shared.api.pagination.get_page` reads them (out of range: 400)."""
+    return [
+        OpenApiParameter(
+            "limit",
+            {"type": "integer", "minimum": 1, "maximum": max_limit},
+            description=f"default {default_limit}",
+        ),
+        OpenApiParameter(
+            "offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET}, description="default 0"
+        ),
+    ]
