@@ -1,16 +1,27 @@
 """OpenAPI shapes of the definitions endpoints (documentation only: bodies are read by each
 view's InputSerializer, which lists every problem in one 400)."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from orchestrator.definitions.validation import ID_RE
+
+# A task, DAG or context id (definitions/validation.py); other values are a 400.
+Id = {"type": "string", "pattern": ID_RE.pattern}
+
 StringMap = serializers.DictField(child=serializers.CharField(), required=False)
+
+
+@extend_schema_field(Id)
+class IdField(serializers.CharField):
+    pass
 
 
 class TaskIn(serializers.Serializer):
     name = serializers.CharField(required=False)
     description = serializers.CharField(required=False)
     command = serializers.CharField(help_text="May contain ${NAME} references (substituted shell-quoted).")
-    dependencies = serializers.ListField(child=serializers.CharField(), required=False)
+    dependencies = serializers.ListField(child=IdField(), required=False)
     parameters = serializers.DictField(child=serializers.CharField(), required=False)
     queue = serializers.CharField(required=False)
     pool = serializers.CharField(required=False, allow_null=True, help_text="A pool's name (unknown: 400).")
@@ -31,14 +42,14 @@ class TaskList(serializers.Serializer):
 
 
 class DagTask(serializers.Serializer):
-    id = serializers.CharField()
+    id = IdField()
     parameters = serializers.DictField(child=serializers.CharField(), required=False)
 
 
 class DagIn(serializers.Serializer):
     name = serializers.CharField(required=False)
     description = serializers.CharField(required=False)
-    tasks = DagTask(many=True)
+    tasks = DagTask(many=True, allow_empty=False)
     context = serializers.CharField(required=False, allow_null=True)
     tags = serializers.ListField(child=serializers.CharField(), required=False)
     max_active_runs = serializers.IntegerField(

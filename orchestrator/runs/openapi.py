@@ -1,8 +1,13 @@
 """OpenAPI shapes of the scheduling, runs, logs and queue endpoints (documentation only: bodies are read by each
 view's InputSerializer, which lists every problem in one 400)."""
 
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
+
+from orchestrator.definitions.openapi import IdField
+
+# Caller-supplied run ids (checked in orchestrator/runs/apis.py as RUN_ID_RE).
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
@@ -17,10 +22,15 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 )
 
 
+@extend_schema_field({"type": "string", "pattern": RUN_ID_PATTERN})
+class RunIdField(serializers.CharField):
+    pass
+
+
 class ScheduleCommon(serializers.Serializer):
     context = serializers.CharField(required=False, allow_null=True, help_text="Context id.")
     env_vars = serializers.DictField(child=serializers.CharField(), required=False)
-    run_id = serializers.CharField(required=False, help_text="Duplicate: 409 already_exists.")
+    run_id = RunIdField(required=False, help_text="Duplicate: 409 already_exists.")
     timeout_seconds = serializers.IntegerField(required=False, min_value=1)
     retries = serializers.IntegerField(required=False, min_value=0, max_value=20)
     retry_delay_seconds = serializers.IntegerField(required=False, min_value=0)
@@ -31,7 +41,7 @@ class ScheduleCommon(serializers.Serializer):
 
 
 class ScheduleTaskIn(ScheduleCommon):
-    task_id = serializers.CharField()
+    task_id = IdField()
     parameters = serializers.DictField(
         child=serializers.CharField(),
         required=False,
@@ -41,7 +51,7 @@ class ScheduleTaskIn(ScheduleCommon):
 
 
 class ScheduleDagIn(ScheduleCommon):
-    dag_id = serializers.CharField()
+    dag_id = IdField()
     parameters = serializers.DictField(
         child=serializers.CharField(), required=False, help_text="<task_id>.<PARAM>."
     )

@@ -143,7 +143,7 @@ def _exclude_nul(schema: Any) -> None:
     free_form = "properties" not in schema and schema.get("additionalProperties", True) in (True, {})
     if kind == "object" and free_form:
         schema["additionalProperties"] = {"$ref": "#/components/schemas/JsonValue"}
-    if kind == "object" and schema.get("additionalProperties") not in (None, False):
+    if kind == "object" and schema.get("additionalProperties") is not False:
         # Not an OpenAPI 3.0 keyword, but JSON Schema's: tools that know it (schemathesis) use it.
         schema.setdefault("propertyNames", {"pattern": NO_NUL})
     for key, value in schema.items():

@@ -69,6 +69,8 @@ class AutoSchema(SpectacularAutoSchema):
             # Any JSON value, null only where the field allows it (DRF's JSONField refuses null).
             return dict(JSON_VALUE if field.allow_null else JSON_NOT_NULL)
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, (serializers.ListField, serializers.ListSerializer)) and not field.allow_empty:
+            schema.setdefault("minItems", 1)
         text = isinstance(field, serializers.CharField) and not isinstance(field, FORMATTED)
         if direction == "request" and text and "pattern" not in schema:
             # DRF trims before checking blank, so "  " is as refused as "" (and NUL always is).

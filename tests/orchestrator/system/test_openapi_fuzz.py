@@ -27,7 +27,10 @@ def service(subprocess_env):
 
 
 def test_schemathesis_finds_no_failure(service):
-    report = run_schemathesis(service, name="orch", env={"FUZZ_TOKEN": jwt_for("admin", subject="fuzz")})
+    token = jwt_for("admin", subject="fuzz")
+    report = run_schemathesis(
+        service, name="orch", env={"FUZZ_TOKEN": token}, headers={"Authorization": f"Bearer {token}"}
+    )
 
     assert report.exit_code == 0, f"schemathesis failed (full log: {report.log_path}):\n{report.failures()}"
     assert "Stateful" in report.output  # the stateful phase ran, not only single requests
