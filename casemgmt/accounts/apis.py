@@ -91,6 +91,7 @@ class PasswordChangeApi(APIView):
         currentPassword = StrictCharField(max_length=1024, trim_whitespace=False)
         newPassword = StrictCharField(max_length=1024, trim_whitespace=False)
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -113,6 +114,7 @@ class PasswordSetApi(APIView):
         uid = StrictCharField(max_length=100, required=False)
         newPassword = StrictCharField(max_length=1024, trim_whitespace=False)
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -200,6 +202,7 @@ class PrincipalListCreateApi(APIView):
         next_url, _ = page_links(request, page, total)
         return Response({"data": [principal_out(u) for u in users], "total": total, "next": next_url})
 
+    @extend_schema(responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -242,6 +245,7 @@ class PrincipalUpdateApi(APIView):
 class PrincipalDisableApi(APIView):
     required = {"POST": "admin:users"}
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request, principal_id) -> Response:
         user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
         services.principal_disable(user=user, actor=request.user)
@@ -251,6 +255,7 @@ class PrincipalDisableApi(APIView):
 class PrincipalEnableApi(APIView):
     required = {"POST": "admin:users"}
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request, principal_id) -> Response:
         user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
         services.principal_enable(user=user, actor=request.user)
@@ -274,6 +279,7 @@ class RoleListCreateApi(APIView):
     def get(self, request: Request) -> Response:
         return Response([role_out(r) for r in selectors.role_list(tenant_id=request.user.tenant_id)])
 
+    @extend_schema(responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

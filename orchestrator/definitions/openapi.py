@@ -24,7 +24,9 @@ class TaskIn(serializers.Serializer):
     dependencies = serializers.ListField(child=IdField(), required=False)
     parameters = serializers.DictField(child=serializers.CharField(), required=False)
     queue = serializers.CharField(required=False)
-    pool = serializers.CharField(required=False, allow_null=True, help_text="A pool's name (unknown: 400).")
+    pool = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, help_text="A pool's name (unknown: 400)."
+    )
 
 
 class TaskOut(TaskIn):
@@ -43,7 +45,7 @@ class TaskList(serializers.Serializer):
 
 class DagTask(serializers.Serializer):
     id = IdField()
-    parameters = serializers.DictField(child=serializers.CharField(), required=False)
+    parameters = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
 
 
 class DagIn(serializers.Serializer):
@@ -84,7 +86,7 @@ class DagList(serializers.Serializer):
 
 class ContextIn(serializers.Serializer):
     variables = serializers.DictField(child=serializers.CharField(), required=False)
-    extends = serializers.CharField(required=False, allow_null=True)
+    extends = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
 
 class ContextOut(ContextIn):
@@ -123,7 +125,9 @@ class Deleted(serializers.Serializer):
 
 
 class PoolIn(serializers.Serializer):
-    slots = serializers.IntegerField(min_value=0, help_text="How many task runs of the pool may run at once.")
+    slots = serializers.IntegerField(
+        min_value=0, max_value=100_000, help_text="How many task runs of the pool may run at once."
+    )
 
 
 class PoolOut(serializers.Serializer):
