@@ -14,6 +14,7 @@ PATH_ID_PATTERNS = {
     "dag_id": ID_RE.pattern,
     "context_id": ID_RE.pattern,
     "schedule_id": ID_RE.pattern,
+    "name": ID_RE.pattern,  # a pool
     "run_id": RUN_ID_PATTERN,
 }
 
