@@ -17,6 +17,9 @@ from shared.api.pagination import MAX_OFFSET
 # The parser refuses NUL in every string of a body (PostgreSQL text and jsonb cannot hold it). Lone
 # surrogates are refused too, but they are not Unicode text, so no JSON client can send them.
 NO_NUL = "^[^\\x00]*$"
+# The same for a string with no other pattern, written as `not` a match: generators draw any text and
+# drop the rare one with NUL, where the anchored pattern made them build long strings from a regex.
+HAS_NUL: dict[str, str] = {"pattern": "\\x00"}
 # ...and a required text field also needs a character that is not whitespace (DRF trims first).
 NOT_BLANK = "^[^\\x00]*[^\\x00\\s][^\\x00]*$"
 
@@ -55,7 +58,7 @@ ERROR_SCHEMA: dict[str, Any] = {
 JSON_NOT_NULL_SCHEMA: dict[str, Any] = {
     "description": "Any JSON value but null; no string in it (object keys included) may contain NUL (\\u0000).",
     "oneOf": [
-        {"type": "string", "pattern": NO_NUL},
+        {"type": "string", "not": HAS_NUL},
         {"type": "number"},
         {"type": "boolean"},
         {"type": "array", "items": {"$ref": "#/components/schemas/JsonValue"}},
@@ -138,8 +141,8 @@ def _exclude_nul(schema: Any) -> None:
     if not isinstance(schema, dict):
         return
     kind = schema.get("type")
-    if kind == "string" and "pattern" not in schema and "enum" not in schema and "format" not in schema:
-        schema["pattern"] = NO_NUL
+    if kind == "string" and not {"pattern", "enum", "format", "not"} & set(schema):
+        schema["not"] = dict(HAS_NUL)
     free_form = "properties" not in schema and schema.get("additionalProperties", True) in (True, {})
     if kind == "object" and free_form:
         schema["additionalProperties"] = {"$ref": "#/components/schemas/JsonValue"}
@@ -147,7 +150,7 @@ def _exclude_nul(schema: Any) -> None:
         # Not an OpenAPI 3.0 keyword, but JSON Schema's: tools that know it (schemathesis) use it.
         schema.setdefault("propertyNames", {"pattern": NO_NUL})
     for key, value in schema.items():
-        if key not in ("example", "examples", "default", "enum", "propertyNames"):
+        if key not in ("example", "examples", "default", "enum", "propertyNames", "not"):
             _exclude_nul(value)
 
 

@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import Direction
 from rest_framework import serializers
 
-from shared.api.openapi import NO_NUL, NOT_BLANK
+from shared.api.openapi import HAS_NUL, NOT_BLANK
 
 # Text fields whose format or pattern already says which strings they take.
 FORMATTED = (
@@ -74,5 +74,8 @@ class AutoSchema(SpectacularAutoSchema):
         text = isinstance(field, serializers.CharField) and not isinstance(field, FORMATTED)
         if direction == "request" and text and "pattern" not in schema:
             # DRF trims before checking blank, so "  " is as refused as "" (and NUL always is).
-            schema["pattern"] = NOT_BLANK if field.trim_whitespace and not field.allow_blank else NO_NUL
+            if field.trim_whitespace and not field.allow_blank:
+                schema["pattern"] = NOT_BLANK
+            else:
+                schema["not"] = dict(HAS_NUL)
         return schema
