@@ -1,6 +1,8 @@
 """OpenAPI shapes of the definitions endpoints (documentation only: bodies are read by each
 view's InputSerializer, which lists every problem in one 400)."""
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -17,13 +19,30 @@ class IdField(serializers.CharField):
     pass
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "number"}]},
+        "description": "String values; numbers are kept as their text; null is {}.",
+    }
+)
+class StringMapField(serializers.DictField):
+    pass
+
+
+def optional_text(**kwargs: Any) -> serializers.CharField:
+    """An optional string where null and "" both mean "not set"."""
+    return serializers.CharField(required=False, allow_null=True, allow_blank=True, **kwargs)
+
+
 class TaskIn(serializers.Serializer):
-    name = serializers.CharField(required=False)
-    description = serializers.CharField(required=False)
+    name = optional_text()
+    description = optional_text()
     command = serializers.CharField(help_text="May contain ${NAME} references (substituted shell-quoted).")
-    dependencies = serializers.ListField(child=IdField(), required=False)
-    parameters = serializers.DictField(child=serializers.CharField(), required=False)
-    queue = serializers.CharField(required=False)
+    dependencies = serializers.ListField(child=IdField(), required=False, allow_null=True)
+    parameters = StringMapField(required=False)
+    queue = optional_text(help_text="Empty: the default queue.")
     pool = serializers.CharField(
         required=False, allow_null=True, allow_blank=True, help_text="A pool's name (unknown: 400)."
     )
@@ -45,7 +64,7 @@ class TaskList(serializers.Serializer):
 
 class DagTask(serializers.Serializer):
     id = IdField()
-    parameters = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
+    parameters = StringMapField(required=False)
 
 
 class DagIn(serializers.Serializer):
@@ -85,7 +104,7 @@ class DagList(serializers.Serializer):
 
 
 class ContextIn(serializers.Serializer):
-    variables = serializers.DictField(child=serializers.CharField(), required=False)
+    variables = StringMapField(required=False)
     extends = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
 
@@ -103,7 +122,7 @@ class ContextList(serializers.Serializer):
 
 
 class ParameterSetIn(serializers.Serializer):
-    parameters = serializers.DictField(child=serializers.CharField(), required=False)
+    parameters = StringMapField(required=False)
 
 
 class ParameterSetOut(ParameterSetIn):
