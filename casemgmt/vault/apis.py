@@ -86,6 +86,13 @@ class UploadInputSerializer(serializers.Serializer):
     file = serializers.FileField(allow_empty_file=True, use_url=False)
     description = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
 
+    def to_internal_value(self, data: Any) -> Any:
+        # A form field given twice is refused rather than silently read as its last part.
+        repeated = sorted(k for k in self.fields if hasattr(data, "getlist") and len(data.getlist(k)) > 1)
+        if repeated:
+            raise serializers.ValidationError({k: ["Give this field once."] for k in repeated})
+        return super().to_internal_value(data)
+
 
 def parse_upload(request: Request, input_serializer: type[serializers.Serializer]) -> dict[str, Any]:
     """Reads the multipart body through the hashing handler (streamed, size-capped, hashed)."""
