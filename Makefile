@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-case test-orch lint bench clean
+.PHONY: install run test test-case test-orch lint fuzz bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,15 @@ test-case: install
 test-orch: install
 	bash deploy/ensure-services.sh
 	$(PY) tests/run.py orch
+
+# The longer schemathesis run of both OpenAPI documents (the suite runs a bounded one); see
+# docs/reliability.md. OPENAPI_FUZZ_EXAMPLES / _SEED / _PHASES override the defaults below.
+fuzz: install
+	bash deploy/ensure-services.sh
+	OPENAPI_FUZZ_EXAMPLES=$${OPENAPI_FUZZ_EXAMPLES:-50} OPENAPI_FUZZ_PHASES=$${OPENAPI_FUZZ_PHASES:-examples,coverage,fuzzing,stateful} \
+	  $(PY) -m pytest tests/casemgmt/test_openapi_fuzz.py --ds=casemgmt.config.settings.test -q
+	OPENAPI_FUZZ_EXAMPLES=$${OPENAPI_FUZZ_EXAMPLES:-50} OPENAPI_FUZZ_PHASES=$${OPENAPI_FUZZ_PHASES:-examples,coverage,fuzzing,stateful} \
+	  $(PY) -m pytest tests/orchestrator/system/test_openapi_fuzz.py --ds=orchestrator.config.settings.test -q
 
 # mypy runs once per Django project: the django-stubs plugin loads one settings module, and each
 # service's models and settings are only known under its own (shared/ is checked under both).

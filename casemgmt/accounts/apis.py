@@ -4,6 +4,8 @@ import re
 import zoneinfo
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,6 +21,7 @@ from casemgmt.tenancy.serializers import (
     string_list,
 )
 from shared.api.fields import StrictCharField
+from shared.api.openapi import LIST_OF_OBJECTS, errors_also
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
@@ -62,6 +65,7 @@ class LoginApi(APIView):
         email = StrictCharField(max_length=254)
         password = StrictCharField(max_length=1024, trim_whitespace=False)
 
+    @extend_schema(responses={200: OpenApiTypes.OBJECT}, extensions=errors_also(401))
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -74,6 +78,7 @@ class LoginApi(APIView):
 class LogoutApi(APIView):
     required = {"POST": ""}
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request) -> Response:
         services.auth_logout(claims=request.auth)
         return Response(status=204)
@@ -86,6 +91,7 @@ class PasswordChangeApi(APIView):
         currentPassword = StrictCharField(max_length=1024, trim_whitespace=False)
         newPassword = StrictCharField(max_length=1024, trim_whitespace=False)
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -108,6 +114,7 @@ class PasswordSetApi(APIView):
         uid = StrictCharField(max_length=100, required=False)
         newPassword = StrictCharField(max_length=1024, trim_whitespace=False)
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -122,15 +129,26 @@ class PasswordSetApi(APIView):
 LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
 
+@extend_schema_field({"type": "string", "maxLength": 35, "pattern": LANGUAGE_TAG.pattern})
+class LanguageTagField(StrictCharField):
+    """A language tag such as 'en' or 'pt-BR' (checked by the serializer's validate_language)."""
+
+
+@extend_schema_field({"type": "string", "enum": sorted(zoneinfo.available_timezones())})
+class TimeZoneField(StrictCharField):
+    """An IANA time zone name (checked by the serializer's validate_timezone)."""
+
+
 class PreferencesApi(APIView):
     required = {"GET": "", "PUT": ""}
 
     class InputSerializer(StrictSerializer):
-        theme = StrictCharField(max_length=100)
-        language = StrictCharField(max_length=35)
-        timezone = StrictCharField(max_length=64)
-        itemsPerPage = StrictIntegerField(min_value=1, max_value=100)
-        emailNotifications = StrictBooleanField()
+        # Every field is optional: PUT changes the ones given. The theme must exist in the tenant.
+        theme = StrictCharField(max_length=100, required=False)
+        language = LanguageTagField(max_length=35, required=False)
+        timezone = TimeZoneField(max_length=64, required=False)
+        itemsPerPage = StrictIntegerField(min_value=1, max_value=100, required=False)
+        emailNotifications = StrictBooleanField(required=False)
 
         def validate_theme(self, value: str) -> str:
             tenant_id = self.context["tenant_id"]
@@ -184,6 +202,7 @@ class PrincipalListCreateApi(APIView):
         next_url, _ = page_links(request, page, total)
         return Response({"data": [principal_out(u) for u in users], "total": total, "next": next_url})
 
+    @extend_schema(responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -226,6 +245,7 @@ class PrincipalUpdateApi(APIView):
 class PrincipalDisableApi(APIView):
     required = {"POST": "admin:users"}
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request, principal_id) -> Response:
         user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
         services.principal_disable(user=user, actor=request.user)
@@ -235,6 +255,7 @@ class PrincipalDisableApi(APIView):
 class PrincipalEnableApi(APIView):
     required = {"POST": "admin:users"}
 
+    @extend_schema(responses={204: None})
     def post(self, request: Request, principal_id) -> Response:
         user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
         services.principal_enable(user=user, actor=request.user)
@@ -254,9 +275,11 @@ class RoleListCreateApi(APIView):
         displayName = StrictCharField(max_length=200)
         permissions = string_list()
 
+    @extend_schema(responses=LIST_OF_OBJECTS)
     def get(self, request: Request) -> Response:
         return Response([role_out(r) for r in selectors.role_list(tenant_id=request.user.tenant_id)])
 
+    @extend_schema(responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

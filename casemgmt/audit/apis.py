@@ -6,7 +6,6 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
@@ -19,6 +18,7 @@ from casemgmt.audit.models import AuditEvent
 from casemgmt.cases import openapi
 from casemgmt.cases.selectors import access_case
 from casemgmt.tenancy.throttling import ExportThrottle
+from shared.api.openapi import EXPORT_RESPONSES
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
 from shared.audit.models import AuditEventBase
@@ -106,7 +106,7 @@ class CaseEventExportApi(APIView):
     content_negotiation_class = ExportNegotiation
     required = {"GET": "audit:read"}
 
-    @extend_schema(responses={200: OpenApiTypes.BINARY}, parameters=[FORMAT_PARAMETER])
+    @extend_schema(responses=EXPORT_RESPONSES, parameters=[FORMAT_PARAMETER])
     def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
         fmt = selectors.export_format(request.query_params)
         case = access_case(user=request.user, case_id=case_id)
@@ -142,7 +142,7 @@ class AuditExportApi(APIView):
     content_negotiation_class = ExportNegotiation
     required = {"GET": "admin:audit"}
 
-    @extend_schema(responses={200: OpenApiTypes.BINARY}, parameters=[FORMAT_PARAMETER])
+    @extend_schema(responses=EXPORT_RESPONSES, parameters=[FORMAT_PARAMETER])
     def get(self, request: Request) -> StreamingHttpResponse:
         params = request.query_params
         fmt = selectors.export_format(params)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,7 +23,8 @@ from casemgmt.tenancy.throttling import SearchThrottle
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.selectors import case_steps
 from shared.api.errors import ValidationFailed
-from shared.api.fields import StrictCharField
+from shared.api.fields import JsonObjectField, StrictCharField
+from shared.api.openapi import NOT_BLANK, errors_also, page_parameters
 from shared.api.pagination import get_page, list_total, next_link
 from shared.api.time import iso
 
@@ -142,7 +143,7 @@ class CaseTypeListCreateApi(APIView):
         key = StrictCharField(max_length=100)
         displayName = StrictCharField(max_length=200)
         description = StrictCharField(required=False, allow_blank=True, default="")
-        schema = serializers.JSONField()
+        schema = JsonObjectField()
         prefix = StrictCharField(required=False, max_length=8)
         slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
 
@@ -191,13 +192,15 @@ class CaseListCreateApi(APIView):
     required = {"GET": "cases:read", "POST": "cases:create"}
 
     class InputSerializer(serializers.Serializer):
+        # Exactly one of the two ways to name the case type.
+        openapi_extra = {"oneOf": [{"required": ["caseTypeId"]}, {"required": ["case_type_key"]}]}
         caseTypeId = serializers.UUIDField(required=False)
-        data = serializers.JSONField(required=False)
+        data = JsonObjectField(required=False)
         workflowVersionId = serializers.UUIDField(required=False, allow_null=True)
-        displayName = serializers.CharField(required=False, max_length=300)
+        displayName = StrictCharField(required=False, max_length=300)
         # The narrative's alternative form: the latest version of a case type key.
-        case_type_key = serializers.CharField(required=False, max_length=100)
-        case_data = serializers.JSONField(required=False)
+        case_type_key = StrictCharField(required=False, max_length=100)
+        case_data = JsonObjectField(required=False)
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if "caseTypeId" in attrs and "case_type_key" in attrs:
@@ -223,7 +226,7 @@ class CaseListCreateApi(APIView):
             }
         )
 
-    @extend_schema(responses={201: openapi.CaseOut})
+    @extend_schema(responses={201: openapi.CaseOut}, extensions=errors_also(404))
     def post(self, request: Request) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -250,6 +253,17 @@ class CaseSearchApi(APIView):
     OutputSerializer = openapi.SearchPageOut
     required = {"GET": "cases:read"}
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "q",
+                {"type": "string", "maxLength": 500, "pattern": NOT_BLANK},
+                required=True,
+                description="search text",
+            ),
+            *page_parameters(),
+        ]
+    )
     def get(self, request: Request) -> Response:
         q = (request.query_params.get("q") or "").strip()
         if not q:
@@ -303,7 +317,7 @@ class CaseDataUpdateApi(APIView):
     required = {"PATCH": "cases:update"}
 
     class InputSerializer(serializers.Serializer):
-        data = serializers.JSONField()
+        data = JsonObjectField()
         # Strict: `"version": "3"` or `true` is a client bug, not an optimistic-lock version.
         version = StrictIntegerField(required=False, min_value=1)
 
@@ -324,8 +338,8 @@ class CaseCloseApi(APIView):
     required = {"POST": "cases:update"}  # closing needs cases:update (there is no cases:close)
 
     class InputSerializer(serializers.Serializer):
-        reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-        outcome = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+        reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
+        outcome = StrictCharField(required=False, allow_blank=True, default="", max_length=200)
 
     def post(self, request: Request, case_id: Any) -> Response:
         body = self.InputSerializer(data=request.data)
@@ -340,7 +354,7 @@ class CaseCancelApi(APIView):
     required = {"POST": "cases:update"}
 
     class InputSerializer(serializers.Serializer):
-        reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+        reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
 
     def post(self, request: Request, case_id: Any) -> Response:
         body = self.InputSerializer(data=request.data)

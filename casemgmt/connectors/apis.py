@@ -25,6 +25,7 @@ from casemgmt.connectors.services import (
     connector_test,
 )
 from shared.api.errors import ValidationFailed
+from shared.api.fields import StrictCharField
 from shared.api.pagination import get_page, list_body
 from shared.api.time import iso
 
@@ -117,7 +118,7 @@ class ConnectorTestApi(APIView):
 
     class ContextSerializer(serializers.Serializer):
         case_data = serializers.DictField(required=False, default=dict)
-        case_number = serializers.CharField(required=False, allow_blank=True, default="")
+        case_number = StrictCharField(required=False, allow_blank=True, default="")
         step_results = serializers.DictField(required=False, default=dict)
 
     class InputSerializer(serializers.Serializer):

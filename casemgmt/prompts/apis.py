@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,18 +18,23 @@ from casemgmt.prompts.selectors import (
     prompt_template_latest,
     prompt_template_latest_version,
 )
-from casemgmt.prompts.services import prompt_template_create, prompt_template_new_version
+from casemgmt.prompts.services import NAME_RE, prompt_template_create, prompt_template_new_version
+from casemgmt.tenancy.serializers import StrictIntegerField
+from shared.api.fields import StrictCharField, StrictFloatField
 from shared.api.time import iso
 
 
+@extend_schema_field({"type": "string", "pattern": NAME_RE.pattern})
+class PromptNameField(StrictCharField):
+    """Checked against NAME_RE by the service."""
+
+
 class TemplateInput(serializers.Serializer):
-    description = serializers.CharField(required=False, allow_blank=True, default="")
-    template = serializers.CharField(max_length=100_000, trim_whitespace=False)
-    model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
-    temperature = serializers.FloatField(
-        required=False, allow_null=True, default=None, min_value=0, max_value=2
-    )
-    maxTokens = serializers.IntegerField(
+    description = StrictCharField(required=False, allow_blank=True, default="")
+    template = StrictCharField(max_length=100_000, trim_whitespace=False)
+    model = StrictCharField(required=False, allow_blank=True, default="", max_length=200)
+    temperature = StrictFloatField(required=False, allow_null=True, default=None, min_value=0, max_value=2)
+    maxTokens = StrictIntegerField(
         required=False, allow_null=True, default=None, min_value=1, max_value=1_000_000
     )
 
@@ -69,7 +74,7 @@ class PromptTemplateListCreateApi(APIView):
     OutputSerializer = openapi.TemplateOut
 
     class InputSerializer(TemplateInput):
-        name = serializers.CharField(max_length=100)
+        name = PromptNameField(max_length=100)
 
     @extend_schema(responses=openapi.TemplateOut(many=True))
     def get(self, request: Request) -> Response:
@@ -94,7 +99,7 @@ class PromptTemplateDetailApi(APIView):
     OutputSerializer = openapi.TemplateOut
 
     class InputSerializer(TemplateInput):
-        name = serializers.CharField(max_length=100, required=False)
+        name = StrictCharField(max_length=100, required=False)
 
     def get(self, request: Request, name: str) -> Response:
         return Response(template_out(prompt_template_get(tenant_id=request.user.tenant_id, name=name)))

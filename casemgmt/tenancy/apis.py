@@ -3,6 +3,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,6 +16,7 @@ from casemgmt.tenancy.defaults import DEFAULT_COLORS
 from casemgmt.tenancy.models import DEFAULT_SLA_HOURS_MAX, DEFAULT_TERMINOLOGY, Branding, Theme
 from casemgmt.tenancy.serializers import StrictBooleanField, StrictIntegerField, StrictSerializer
 from shared.api.fields import StrictCharField
+from shared.api.openapi import LIST_OF_OBJECTS
 from shared.api.pagination import parse_int
 from shared.api.time import iso
 from shared.auth.permissions import has_permission
@@ -48,14 +51,15 @@ class BrandingApi(APIView):
     required = {"GET": "", "PUT": "admin:tenant"}
 
     class InputSerializer(StrictSerializer):
-        organizationName = StrictCharField(max_length=200)
+        # Every field is optional: PUT changes the ones given.
+        organizationName = StrictCharField(max_length=200, required=False)
         # logoUrl must be an http(s) URL; null or "" removes the logo.
-        logoUrl = serializers.URLField(max_length=500, allow_blank=True, allow_null=True)
+        logoUrl = serializers.URLField(max_length=500, allow_blank=True, allow_null=True, required=False)
         primaryColor = serializers.RegexField(
-            HEX_COLOUR, error_messages={"invalid": "Must be a #RRGGBB colour."}
+            HEX_COLOUR, error_messages={"invalid": "Must be a #RRGGBB colour."}, required=False
         )
         secondaryColor = serializers.RegexField(
-            HEX_COLOUR, error_messages={"invalid": "Must be a #RRGGBB colour."}
+            HEX_COLOUR, error_messages={"invalid": "Must be a #RRGGBB colour."}, required=False
         )
 
         def validate_logoUrl(self, value: str | None) -> str:
@@ -126,9 +130,21 @@ class TenantSettingsApi(APIView):
         return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "maxProperties": 200,
+        "propertyNames": {"pattern": CSS_VARIABLE.pattern},
+        "additionalProperties": {"type": "string", "maxLength": 200, "pattern": r"^[^;{}<>\\\x00]*$"},
+    }
+)
+class CssVariablesField(serializers.DictField):
+    """Custom property names (--name) to values that cannot close a declaration."""
+
+
 class ThemeInputSerializer(StrictSerializer):
     name = StrictCharField(min_length=1, max_length=100)
-    cssVariables = serializers.DictField(child=StrictCharField(max_length=200, allow_blank=True))
+    cssVariables = CssVariablesField(child=StrictCharField(max_length=200, allow_blank=True))
     isDefault = StrictBooleanField(required=False)
 
     def validate_cssVariables(self, value: dict[str, str]) -> dict[str, str]:
@@ -151,9 +167,11 @@ class ThemeListCreateApi(APIView):
     required = {"GET": "", "POST": "admin:tenant"}
     InputSerializer = ThemeInputSerializer
 
+    @extend_schema(responses=LIST_OF_OBJECTS)
     def get(self, request: Request) -> Response:
         return Response([theme_out(t) for t in selectors.theme_list(tenant_id=request.user.tenant_id)])
 
+    @extend_schema(responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -209,6 +227,14 @@ class ActivityApi(APIView):
     # The activity feed is open to every signed-in user; the changes are not.
     required = {"GET": ""}
 
+    @extend_schema(
+        responses=LIST_OF_OBJECTS,
+        parameters=[
+            OpenApiParameter(
+                "limit", {"type": "integer", "minimum": 1, "maximum": 100}, description="default 20"
+            )
+        ],
+    )
     def get(self, request: Request) -> Response:
         limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
         events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)

@@ -25,6 +25,8 @@ class StrictBooleanField(serializers.BooleanField):
 
 
 class StrictSerializer(serializers.Serializer):
+    refuses_unknown_fields = True  # documented as additionalProperties: false (shared.api.schema)
+
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
             raise serializers.ValidationError({"non_field_errors": ["Body must be a JSON object."]})

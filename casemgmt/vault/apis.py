@@ -10,7 +10,6 @@ from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase, HttpResponseRedirectBase
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
@@ -25,6 +24,7 @@ from casemgmt.vault.storage import presigned_url, vault_storage
 from casemgmt.vault.tokens import SignedToken, token_check
 from casemgmt.vault.uploads import HashingUploadHandler, require_upload
 from shared.api.fields import StrictCharField
+from shared.api.openapi import FILE_RESPONSE, errors_also
 from shared.api.time import iso
 
 if TYPE_CHECKING:
@@ -84,7 +84,14 @@ def content_response(document: Document, *, redirect: type[HttpResponseRedirectB
 
 class UploadInputSerializer(serializers.Serializer):
     file = serializers.FileField(allow_empty_file=True, use_url=False)
-    description = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    description = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    def to_internal_value(self, data: Any) -> Any:
+        # A form field given twice is refused rather than silently read as its last part.
+        repeated = sorted(k for k in self.fields if hasattr(data, "getlist") and len(data.getlist(k)) > 1)
+        if repeated:
+            raise serializers.ValidationError({k: ["Give this field once."] for k in repeated})
+        return super().to_internal_value(data)
 
 
 def parse_upload(request: Request, input_serializer: type[serializers.Serializer]) -> dict[str, Any]:
@@ -161,7 +168,7 @@ class VaultUploadApi(APIView):
 class VaultDownloadApi(APIView):
     required = {"GET": "vault:read"}
 
-    @extend_schema(responses={200: OpenApiTypes.BINARY, 307: None})
+    @extend_schema(responses={**FILE_RESPONSE, 307: None})
     def get(self, request: Request, document_id: Any) -> HttpResponseBase:
         document = selectors.access_document(user=request.user, document_id=document_id)
         services.document_record_download(actor=str(request.user.id), document=document, via="api")
@@ -195,7 +202,8 @@ class VaultSignedDownloadApi(APIView):
     required = {"GET": None}
 
     @extend_schema(
-        responses={200: OpenApiTypes.BINARY, 302: None},
+        responses={**FILE_RESPONSE, 302: None},
+        extensions=errors_also(403),
         parameters=[OpenApiParameter("token", str, required=True, description="signed download token")],
     )
     def get(self, request: Request, document_id: Any) -> HttpResponseBase:
@@ -231,7 +239,7 @@ class _ErasureRequestApi(APIView):
     scope: str
     InputSerializer: type[serializers.Serializer]
 
-    @extend_schema(responses={202: openapi.ErasureAcceptedOut})
+    @extend_schema(responses={202: openapi.ErasureAcceptedOut}, extensions=errors_also(404))
     def post(self, request: Request) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -9,7 +9,6 @@ from urllib.parse import parse_qsl
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,7 +19,7 @@ from casemgmt.tenancy.serializers import StrictBooleanField, StrictSerializer
 from casemgmt.webhooks import openapi, selectors, services
 from casemgmt.webhooks.models import InboundWebhook
 from shared.api import errors
-from shared.api.fields import StrictCharField
+from shared.api.fields import JsonObjectField, StrictCharField
 from shared.api.pagination import get_page, page_links
 from shared.api.parsers import StrictJSONParser
 from shared.api.time import iso
@@ -73,7 +72,7 @@ class InboundWebhookInput(StrictSerializer):
     path = StrictCharField(max_length=200)
     caseTypeKey = StrictCharField(max_length=100)
     # {target pointer in case data: source pointer in the payload}; {} takes the whole payload.
-    mapping = serializers.JSONField(required=False)
+    mapping = JsonObjectField(required=False)
     casePointer = StrictCharField(required=False, allow_blank=True, max_length=200)
     isActive = StrictBooleanField(required=False)
     # The HMAC secret senders sign with; null or "" means deliveries are not signed.

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
@@ -14,6 +13,7 @@ from rest_framework.views import APIView
 
 from orchestrator.audit import openapi, selectors, services
 from orchestrator.audit.models import AuditEvent
+from shared.api.openapi import EXPORT_RESPONSES
 from shared.api.pagination import get_page, list_body
 from shared.audit.services import VerifyResult, event_to_dict, export_csv, export_json
 
@@ -69,7 +69,7 @@ class AuditExportApi(APIView):
     content_negotiation_class = ExportNegotiation
 
     @extend_schema(
-        responses={200: OpenApiTypes.BINARY},
+        responses=EXPORT_RESPONSES,
         parameters=[OpenApiParameter("format", str, enum=list(selectors.EXPORT_FORMATS))],
     )
     def get(self, request: Request) -> StreamingHttpResponse:

@@ -25,7 +25,7 @@ def audit_export_events() -> QuerySet[AuditEvent]:
 
 
 def export_format(params: QueryDict) -> str:
-    value = params.get("format") or "json"
+    value = params.get("format", "json")  # absent: json; empty or anything else: 400
     if value not in EXPORT_FORMATS:
         raise ValidationFailed("format must be csv or json", field="format")
     return value

@@ -22,7 +22,9 @@ from shared.api.problems import Problems, ProblemsSerializer
 from shared.api.time import iso
 
 MAX_SLOTS = 100_000
-VERSION_PARAM = OpenApiParameter("version", int, description="An earlier version of the definition.")
+VERSION_PARAM = OpenApiParameter(
+    "version", {"type": "integer", "minimum": 1}, description="An earlier version of the definition."
+)
 
 
 def task_out(task: TaskDefinition, *, detail: bool = False) -> dict:
@@ -135,7 +137,7 @@ class TaskDetailApi(APIView):
         )
         return Response(task_out(task, detail=True), status=201 if created else 200)
 
-    @extend_schema(responses=openapi.Deleted)
+    @extend_schema(responses={200: openapi.Deleted})
     def delete(self, request: Request, task_id: str) -> Response:
         services.task_definition_delete(actor=actor_name(request.user), task_id=task_id)
         return Response(deleted_out(f"Task {task_id} deleted."))
@@ -199,7 +201,7 @@ class DagDetailApi(APIView):
         )
         return Response(dag_out(dag, detail=True), status=201 if created else 200)
 
-    @extend_schema(responses=openapi.Deleted)
+    @extend_schema(responses={200: openapi.Deleted})
     def delete(self, request: Request, dag_id: str) -> Response:
         services.dag_delete(actor=actor_name(request.user), dag_id=dag_id)
         return Response(deleted_out(f"DAG {dag_id} deleted."))

@@ -1,19 +1,51 @@
 """OpenAPI shapes of the definitions endpoints (documentation only: bodies are read by each
 view's InputSerializer, which lists every problem in one 400)."""
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+from orchestrator.definitions.validation import ID_RE
+
+# A task, DAG or context id (definitions/validation.py); other values are a 400.
+Id = {"type": "string", "pattern": ID_RE.pattern}
 
 StringMap = serializers.DictField(child=serializers.CharField(), required=False)
 
 
+@extend_schema_field(Id)
+class IdField(serializers.CharField):
+    pass
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "number"}]},
+        "description": "String values; numbers are kept as their text; null is {}.",
+    }
+)
+class StringMapField(serializers.DictField):
+    pass
+
+
+def optional_text(**kwargs: Any) -> serializers.CharField:
+    """An optional string where null and "" both mean "not set"."""
+    return serializers.CharField(required=False, allow_null=True, allow_blank=True, **kwargs)
+
+
 class TaskIn(serializers.Serializer):
-    name = serializers.CharField(required=False)
-    description = serializers.CharField(required=False)
+    name = optional_text()
+    description = optional_text()
     command = serializers.CharField(help_text="May contain ${NAME} references (substituted shell-quoted).")
-    dependencies = serializers.ListField(child=serializers.CharField(), required=False)
-    parameters = serializers.DictField(child=serializers.CharField(), required=False)
-    queue = serializers.CharField(required=False)
-    pool = serializers.CharField(required=False, allow_null=True, help_text="A pool's name (unknown: 400).")
+    dependencies = serializers.ListField(child=IdField(), required=False, allow_null=True)
+    parameters = StringMapField(required=False)
+    queue = optional_text(help_text="Empty: the default queue.")
+    pool = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, help_text="A pool's name (unknown: 400)."
+    )
 
 
 class TaskOut(TaskIn):
@@ -31,14 +63,14 @@ class TaskList(serializers.Serializer):
 
 
 class DagTask(serializers.Serializer):
-    id = serializers.CharField()
-    parameters = serializers.DictField(child=serializers.CharField(), required=False)
+    id = IdField()
+    parameters = StringMapField(required=False)
 
 
 class DagIn(serializers.Serializer):
     name = serializers.CharField(required=False)
     description = serializers.CharField(required=False)
-    tasks = DagTask(many=True)
+    tasks = DagTask(many=True, allow_empty=False)
     context = serializers.CharField(required=False, allow_null=True)
     tags = serializers.ListField(child=serializers.CharField(), required=False)
     max_active_runs = serializers.IntegerField(
@@ -72,8 +104,8 @@ class DagList(serializers.Serializer):
 
 
 class ContextIn(serializers.Serializer):
-    variables = serializers.DictField(child=serializers.CharField(), required=False)
-    extends = serializers.CharField(required=False, allow_null=True)
+    variables = StringMapField(required=False)
+    extends = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
 
 class ContextOut(ContextIn):
@@ -90,7 +122,7 @@ class ContextList(serializers.Serializer):
 
 
 class ParameterSetIn(serializers.Serializer):
-    parameters = serializers.DictField(child=serializers.CharField(), required=False)
+    parameters = StringMapField(required=False)
 
 
 class ParameterSetOut(ParameterSetIn):
@@ -112,7 +144,9 @@ class Deleted(serializers.Serializer):
 
 
 class PoolIn(serializers.Serializer):
-    slots = serializers.IntegerField(min_value=0, help_text="How many task runs of the pool may run at once.")
+    slots = serializers.IntegerField(
+        min_value=0, max_value=100_000, help_text="How many task runs of the pool may run at once."
+    )
 
 
 class PoolOut(serializers.Serializer):

@@ -21,16 +21,17 @@ from orchestrator.runs.models import Run, TaskRun
 from orchestrator.runs.planning import ScheduleOptions
 from orchestrator.security.principals import actor_name
 from shared.api import errors
+from shared.api.openapi import errors_also
 from shared.api.pagination import list_body
 from shared.api.problems import Problems, ProblemsSerializer
 from shared.api.time import iso
 
 OPERATOR_POST = {"POST": "operator"}  # operators may schedule, cancel and rerun
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-MAX_TIMEOUT = 7 * 24 * 3600
-MAX_RETRIES = 20
-MAX_RETRY_DELAY = 24 * 3600
-MAX_PRIORITY = 1_000_000
+RUN_ID_RE = re.compile(openapi.RUN_ID_PATTERN)
+MAX_TIMEOUT = openapi.MAX_TIMEOUT
+MAX_RETRIES = openapi.MAX_RETRIES
+MAX_RETRY_DELAY = openapi.MAX_RETRY_DELAY
+MAX_PRIORITY = openapi.MAX_PRIORITY
 
 
 def _integer(p: Problems, body: dict, name: str, *, minimum: int, maximum: int) -> int | None:
@@ -199,6 +200,7 @@ class ScheduleTaskApi(APIView):
         parameters=[openapi.IDEMPOTENCY_KEY],
         request=openapi.ScheduleTaskIn,
         responses={201: openapi.ScheduleTaskOut},
+        extensions=errors_also(404),
     )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -225,6 +227,7 @@ class ScheduleDagApi(APIView):
         parameters=[openapi.IDEMPOTENCY_KEY],
         request=openapi.ScheduleDagIn,
         responses={201: openapi.ScheduleDagOut},
+        extensions=errors_also(404),
     )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -354,6 +357,12 @@ class TaskLogStreamApi(APIView):
     same role as the logs endpoint. Resumes after `Last-Event-ID` (or `?after=<id>`)."""
 
     renderer_classes = [JSONRenderer, logstream.EventStreamRenderer]
+
+    def handle_exception(self, exc: Exception) -> Any:
+        # Errors are the one JSON error body, also for a client that asked for the event stream.
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return super().handle_exception(exc)
 
     @extend_schema(responses={(200, "text/event-stream"): str})
     def get(self, request: Request, task_run_id: str) -> StreamingHttpResponse:

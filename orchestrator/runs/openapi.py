@@ -1,12 +1,22 @@
 """OpenAPI shapes of the scheduling, runs, logs and queue endpoints (documentation only: bodies are read by each
 view's InputSerializer, which lists every problem in one 400)."""
 
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
+
+from orchestrator.definitions.openapi import IdField
+
+# Caller-supplied run ids (checked in orchestrator/runs/apis.py as RUN_ID_RE).
+# Bounds of the scheduling options (checked in orchestrator/runs/apis.py).
+MAX_TIMEOUT = 7 * 24 * 3600
+MAX_RETRIES = 20
+MAX_RETRY_DELAY = 24 * 3600
+MAX_PRIORITY = 1_000_000
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
-    str,
+    {"type": "string", "pattern": "^[\\x21-\\x7e]{1,255}$"},
     OpenApiParameter.HEADER,
     required=False,
     description=(
@@ -17,21 +27,30 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 )
 
 
+@extend_schema_field({"type": "string", "pattern": RUN_ID_PATTERN})
+class RunIdField(serializers.CharField):
+    pass
+
+
 class ScheduleCommon(serializers.Serializer):
     context = serializers.CharField(required=False, allow_null=True, help_text="Context id.")
     env_vars = serializers.DictField(child=serializers.CharField(), required=False)
-    run_id = serializers.CharField(required=False, help_text="Duplicate: 409 already_exists.")
-    timeout_seconds = serializers.IntegerField(required=False, min_value=1)
-    retries = serializers.IntegerField(required=False, min_value=0, max_value=20)
-    retry_delay_seconds = serializers.IntegerField(required=False, min_value=0)
+    run_id = RunIdField(required=False, help_text="Duplicate: 409 already_exists.")
+    timeout_seconds = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TIMEOUT)
+    retries = serializers.IntegerField(required=False, min_value=0, max_value=MAX_RETRIES)
+    retry_delay_seconds = serializers.IntegerField(required=False, min_value=0, max_value=MAX_RETRY_DELAY)
     parameter_set = serializers.CharField(required=False, help_text="Parameter set id (extension).")
     priority = serializers.IntegerField(
-        required=False, default=0, help_text="Higher is claimed first within a queue (default 0)."
+        required=False,
+        default=0,
+        min_value=-MAX_PRIORITY,
+        max_value=MAX_PRIORITY,
+        help_text="Higher is claimed first within a queue (default 0).",
     )
 
 
 class ScheduleTaskIn(ScheduleCommon):
-    task_id = serializers.CharField()
+    task_id = IdField()
     parameters = serializers.DictField(
         child=serializers.CharField(),
         required=False,
@@ -41,7 +60,7 @@ class ScheduleTaskIn(ScheduleCommon):
 
 
 class ScheduleDagIn(ScheduleCommon):
-    dag_id = serializers.CharField()
+    dag_id = IdField()
     parameters = serializers.DictField(
         child=serializers.CharField(), required=False, help_text="<task_id>.<PARAM>."
     )

@@ -18,6 +18,7 @@ from orchestrator.schedules.models import CATCHUP_LATEST, CATCHUP_POLICIES, Sche
 from orchestrator.schedules.timing import BadTiming, check_cron, zone
 from orchestrator.security.principals import actor_name
 from shared.api.fields import StrictCharField
+from shared.api.openapi import errors_also
 from shared.api.pagination import list_body
 from shared.api.time import iso
 
@@ -116,7 +117,9 @@ class ScheduleListCreateApi(APIView):
         items, total = paged(selectors.schedule_list(params=request.query_params), page)
         return Response(list_body("schedules", [schedule_out(s) for s in items], total, page))
 
-    @extend_schema(request=openapi.ScheduleIn, responses={201: openapi.ScheduleOut})
+    @extend_schema(
+        request=openapi.ScheduleIn, responses={201: openapi.ScheduleOut}, extensions=errors_also(404)
+    )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

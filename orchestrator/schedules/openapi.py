@@ -6,6 +6,13 @@ from orchestrator.schedules.models import CATCHUP_POLICIES
 
 
 class ScheduleIn(serializers.Serializer):
+    # Exactly one target and exactly one timing.
+    openapi_extra = {
+        "allOf": [
+            {"oneOf": [{"required": ["dag_id"]}, {"required": ["task_id"]}]},
+            {"oneOf": [{"required": ["cron"]}, {"required": ["interval_seconds"]}]},
+        ]
+    }
     id = serializers.CharField(required=False, help_text="Create only; generated when absent.")
     dag_id = serializers.CharField(required=False, help_text="Exactly one of dag_id and task_id.")
     task_id = serializers.CharField(required=False)

@@ -37,9 +37,10 @@ class OrchestratorAuthentication(BaseAuthentication):
             raise challenge(exc) from None
 
     def _authenticate(self, request: Request) -> tuple[Principal | User, None] | None:
-        api_key = request.META.get("HTTP_X_API_KEY")
-        if api_key:
-            return principal_from_api_key(api_key), None
+        # A present X-API-Key is the credential even when empty: an empty or wrong key is a 401,
+        # never a fall-through to another credential the request may also carry.
+        if "HTTP_X_API_KEY" in request.META:
+            return principal_from_api_key(request.META["HTTP_X_API_KEY"]), None
         header = request.META.get("HTTP_AUTHORIZATION")
         if header:
             raw = bearer_token(header)

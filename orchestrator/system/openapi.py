@@ -1,7 +1,33 @@
 """OpenAPI shapes of the system endpoints (documentation only; the views build plain dicts)."""
 
+from typing import Any
+
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers as s
+
+from orchestrator.definitions.validation import ID_RE
+from orchestrator.runs.openapi import RUN_ID_PATTERN
+
+# Path parameters that name a definition or a run: any other text is a 400 or 404.
+PATH_ID_PATTERNS = {
+    "task_id": ID_RE.pattern,
+    "dag_id": ID_RE.pattern,
+    "context_id": ID_RE.pattern,
+    "schedule_id": ID_RE.pattern,
+    "name": ID_RE.pattern,  # a pool
+    "run_id": RUN_ID_PATTERN,
+}
+
+
+def id_path_parameters(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular POSTPROCESSING_HOOKS entry: the id patterns of path parameters."""
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                pattern = PATH_ID_PATTERNS.get(parameter.get("name"))
+                if parameter.get("in") == "path" and pattern:
+                    parameter["schema"] = {"type": "string", "pattern": pattern}
+    return result
 
 
 def _obj(name: str, fields: dict) -> s.Serializer:

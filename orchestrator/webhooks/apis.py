@@ -120,7 +120,7 @@ class WebhookDetailApi(APIView):
     def get(self, request: Request, webhook_id: str) -> Response:
         return Response(webhook_out(selectors.webhook_get(webhook_id=webhook_id)))
 
-    @extend_schema(responses=openapi.WebhookDeleted)
+    @extend_schema(responses={200: openapi.WebhookDeleted})
     def delete(self, request: Request, webhook_id: str) -> Response:
         services.webhook_delete(actor=actor_name(request.user), webhook_id=webhook_id)
         return Response({"success": True, "message": f"Webhook {webhook_id} deleted."})

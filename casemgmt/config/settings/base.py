@@ -124,6 +124,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Redoc from the pinned copy in drf-spectacular-sidecar, served by the service: no CDN.
     "REDOC_DIST": "SIDECAR",
+    # Error responses and the strings the parser refuses, added to every operation alike.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "shared.api.openapi.postprocess",
+    ],
     "COMPONENT_SPLIT_REQUEST": True,
 }
 

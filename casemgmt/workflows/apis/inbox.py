@@ -16,6 +16,7 @@ from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.openapi import DraftOut, FullTaskOut, InboxPageOut
 from casemgmt.workflows.selectors import task_get, task_inbox
 from casemgmt.workflows.services import inbox as services
+from shared.api.fields import StrictCharField
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
@@ -116,7 +117,7 @@ class TaskCompleteApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         data = serializers.DictField(required=False, default=dict)
-        outcome = serializers.CharField(required=False, allow_null=True, default=None, max_length=200)
+        outcome = StrictCharField(required=False, allow_null=True, default=None, max_length=200)
 
     def post(self, request: Request, case_id: Any, step_id: str) -> Response:
         body = self.InputSerializer(data=request.data)
@@ -165,7 +166,7 @@ class TaskEscalateApi(APIView):
     OutputSerializer = FullTaskOut
 
     class InputSerializer(serializers.Serializer):
-        reason = serializers.CharField(max_length=2000)
+        reason = StrictCharField(max_length=2000)
         escalateTo = serializers.UUIDField(required=False, allow_null=True, default=None)
 
     def post(self, request: Request, case_id: Any, step_id: str) -> Response:

@@ -22,12 +22,13 @@ from casemgmt.workflows.services.workflows import (
     workflow_withdraw,
 )
 from shared.api.errors import ValidationFailed
+from shared.api.fields import StrictCharField
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
 
 class DefinitionInput(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
+    name = StrictCharField(max_length=200)
     steps = serializers.ListField(child=serializers.DictField(), allow_empty=True, max_length=200)
     autoClose = serializers.BooleanField(required=False, default=False)
     # Bounded so that case creation (slaDeadline = now + slaHours) can never overflow.
@@ -35,7 +36,7 @@ class DefinitionInput(serializers.Serializer):
         required=False, allow_null=True, default=None, min_value=1, max_value=SLA_HOURS_MAX
     )
     outcomes = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, allow_null=True, default=None
+        child=StrictCharField(max_length=200), required=False, allow_null=True, default=None
     )
 
     def validate_steps(self, steps: list[Any]) -> list[Any]:
@@ -81,7 +82,7 @@ class WorkflowListCreateApi(APIView):
     OutputSerializer = WorkflowPageOut
 
     class InputSerializer(DefinitionInput):
-        caseTypeKey = serializers.CharField(max_length=100)
+        caseTypeKey = StrictCharField(max_length=100)
 
     @extend_schema(operation_id="workflows_list")
     def get(self, request: Request) -> Response:

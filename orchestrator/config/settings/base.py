@@ -90,6 +90,13 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Redoc from the pinned copy in drf-spectacular-sidecar, served by the service: no CDN.
     "REDOC_DIST": "SIDECAR",
+    # Error responses and the strings the parser refuses, added to every operation alike.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "orchestrator.system.openapi.id_path_parameters",
+        "shared.api.openapi.postprocess",
+    ],
     # With security on only /api/health is open; the schema needs a viewer.
     "SERVE_PERMISSIONS": ["orchestrator.security.permissions.RolePermission"],
 }

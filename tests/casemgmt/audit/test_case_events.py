@@ -135,6 +135,7 @@ def test_export_json_and_csv_are_streamed(api, auditor, case_with_history):
 def test_export_bad_format_and_permissions(api, auditor, make_user, tenant, outsider, case_with_history):
     url = f"/cases/{case_with_history.id}/events/export"
     assert api(auditor).get(f"{url}?format=xml").status_code == 400
+    assert api(auditor).get(f"{url}?format=").status_code == 400  # only an absent format means json
     assert api(make_user(tenant, permissions=["cases:read"])).get(url).status_code == 403
     assert api(outsider).get(url).status_code == 404
     assert api(None).get(url).status_code == 401

@@ -170,3 +170,12 @@ def test_every_action_is_audited(api, upload, owner, case, django_capture_on_com
     # Case documents belong to the case's own trail.
     trail = case_events(tenant_id=case.tenant_id, case_id=case.id).values_list("action", flat=True)
     assert "document:uploaded" in trail and "document:deleted" in trail
+
+
+def test_a_form_field_given_twice_is_refused_not_read_as_its_last_part(upload, owner, case):
+    # A list value in a multipart body becomes one part per item.
+    for target in (None, case):
+        refused = upload(owner, CONTENT, case=target, description=["first", "second"])
+        assert refused.status_code == 400, refused.content
+        assert refused.json()["details"]["field"] == "description"
+    assert not Document.objects.exists()

@@ -357,7 +357,7 @@ def test_openapi_documents_the_orchestrator_endpoints(api):
                  "/api/contexts/{context_id}", "/api/parameter-sets/{parameter_set_id}"):  # fmt: skip
         assert path in paths, path
     body = paths["/api/schedule-dag"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-    assert body.endswith("/ScheduleDagIn")
+    assert body.endswith("/ScheduleDagInRequest")  # request components are split from responses
     schema = doc["components"]["schemas"]["ScheduleDagOut"]
     assert set(schema["properties"]) == {"success", "run_id", "status", "start_time", "tasks"}
     assert set(doc["components"]["schemas"]["GraphEdge"]["properties"]) == {"from", "to"}
