@@ -10,8 +10,12 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import m2m_changed, post_delete, post_save
 
-        from casemgmt.accounts.authentication import forget_cached_principals
-        from casemgmt.accounts.models import RevokedToken, Role, User
+        # Django's ready() idiom: models are imported once the app registry is ready, since
+        # importing them with this module would loop back into app loading.
+        from casemgmt.accounts import authentication, models
+
+        forget_cached_principals = authentication.forget_cached_principals
+        RevokedToken, Role, User = models.RevokedToken, models.Role, models.User
 
         # Any change to what a credential stands for drops the cached principals of this process.
         for model in (User, Role, RevokedToken):
