@@ -131,7 +131,8 @@ def run(
                 stack.migrate()
                 stack.start_api()
                 queue = f"hosts-{token}"
-                _, server_errors = schedule(stack, define(stack, queue, log, size, sleeps=False), runs, 10)
+                # Commands last 0 to 0.4 s, so a host is caught holding task runs when its link is cut.
+                _, server_errors = schedule(stack, define(stack, queue, log, size), runs, 10)
                 for i, host in enumerate(machines, 1):
                     db = stack.database_url.replace("127.0.0.1", host.address)
                     env = {
@@ -150,6 +151,9 @@ def run(
                         cut_at = time.time()
                         # Counted after the cut: from now on the cut host changes nothing.
                         held = held_by(stack.database_url, "host1")
+                        if not held:  # it finished its last one just before the cut: try again
+                            ip("link", "set", machines[0].host_link, "up")
+                            cut_at = None
                     time.sleep(0.2)
                 if cut_at is not None:
                     ip("link", "set", machines[0].host_link, "up")
