@@ -132,3 +132,34 @@ def test_a_missing_tenant_role_is_503_never_an_unconfined_request(settings, admi
     settings.TENANT_DB_ROLE = "casemgmt_no_such_role"
     response = api(admin_user).get("/cases")
     assert response.status_code == 503 and response.json()["code"] == "not_configured"
+
+
+@pytest.mark.django_db
+def test_case_search_can_use_its_index_under_the_policy(tenant):
+    """`@@` is declared leakproof after migrate, so the planner may match through the GIN index
+    before the tenant policy rather than filtering every row of the tenant."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")
+        assert cursor.fetchone() == (True,)
+    with connection.cursor() as cursor:
+        # Only the GIN index is left to choose from (dropped in the test's transaction, rolled back
+        # after it): without leakproof `@@`, the plan could still not use it under the policy.
+        cursor.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = 'cases_case'::regclass AND contype = 'u'"
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(f'ALTER TABLE cases_case DROP CONSTRAINT "{name}"')
+        cursor.execute(
+            "SELECT i.indexname FROM pg_indexes i JOIN pg_class c ON c.relname = i.indexname "
+            "JOIN pg_index x ON x.indexrelid = c.oid WHERE i.tablename = 'cases_case' "
+            "AND NOT x.indisprimary AND i.indexname <> 'case_search_vector_gin'"
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(f'DROP INDEX "{name}"')
+    with rls.tenant_transaction(tenant.id), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # the tiny test table would be scanned anyway
+        cursor.execute(
+            "EXPLAIN SELECT id FROM cases_case WHERE search_vector @@ websearch_to_tsquery('english', 'boiler')"
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Cond: (search_vector @@" in plan, plan
