@@ -149,7 +149,9 @@ def run(
                             and held_by(stack.database_url, "host1")):  # fmt: skip
                         ip("link", "set", machines[0].host_link, "down")
                         cut_at = time.time()
-                        # Counted after the cut: from now on the cut host changes nothing.
+                        # Counted a second after the cut, once what was already on the wire has
+                        # landed: from then on the cut host changes nothing.
+                        time.sleep(1)
                         held = held_by(stack.database_url, "host1")
                         if not held:  # it finished its last one just before the cut: try again
                             ip("link", "set", machines[0].host_link, "up")

@@ -21,6 +21,7 @@ from casemgmt.workflows.models import Workflow
 from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
 from shared.audit.hashing import canonical_value
+from shared.locks import lock_name
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
@@ -70,6 +71,8 @@ def case_type_create(
                 f"prefix of case type '{key}' is {current_prefix} and cannot change", field="prefix"
             )
         prefix = current_prefix
+    else:
+        prefix = _free_prefix(user.member_tenant_id, key, prefix)
     case_type = CaseType.objects.create(
         tenant_id=user.member_tenant_id,
         key=key,
@@ -89,6 +92,23 @@ def case_type_create(
         changes={"key": key, "version": case_type.version, "prefix": case_type.prefix},
     )
     return case_type
+
+
+def _free_prefix(tenant_id: Any, key: str, prefix: str | None) -> str:
+    """A new key's case-number prefix, unused by the tenant's other keys: case numbers are unique
+    per tenant, and each key numbers from 1. A prefix asked for and taken is a 400; a default one
+    that is taken gets the first free digit suffix (CA, CA2, CA3, ...)."""
+    lock_name(f"case-prefix:{tenant_id}")  # two new keys cannot take one prefix at once
+    taken = set(
+        CaseType.objects.filter(tenant_id=tenant_id).exclude(key=key).values_list("prefix", flat=True)
+    )
+    if prefix is not None:
+        if prefix in taken:
+            raise ValidationFailed(f"prefix {prefix} is used by another case type", field="prefix")
+        return prefix
+    base = default_prefix(key)
+    candidates = [base] + [f"{base[:7]}{n}" if n < 10 else f"{base[:6]}{n}" for n in range(2, 100)]
+    return next(c for c in candidates if c not in taken)
 
 
 NEXT_NUMBER_SQL = (

@@ -26,7 +26,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import DataError, ProgrammingError, connection, transaction
+from django.db import DatabaseError, DataError, ProgrammingError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from shared.api import errors
@@ -68,8 +68,13 @@ def leave_tenant() -> None:
         return  # closed or broken: its session state goes with it
     if connection.in_atomic_block and connection.needs_rollback:
         return  # the rollback of the outer transaction undoes the switch made inside it
-    with connection.cursor() as cursor:
-        cursor.execute("RESET ROLE; SELECT set_config('app.tenant_id', '', false)")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET ROLE; SELECT set_config('app.tenant_id', '', false)")
+    except DatabaseError:
+        # The connection broke after the check (a database restart): dropping it drops its
+        # session state too, and the response already written is not turned into a 500.
+        connection.close()
 
 
 def current_tenant() -> str | None:

@@ -40,6 +40,22 @@ def test_default_prefix_is_initials_else_first_three_letters(api, admin_user, ke
     assert post_type(api(admin_user), key=key).json()["prefix"] == prefix
 
 
+def test_two_keys_never_share_a_prefix_so_case_numbers_stay_unique(api, admin_user):
+    client = api(admin_user)
+    first = post_type(client, key="insurance_claim").json()
+    second = post_type(client, key="income_check").json()  # the same initials
+    assert (first["prefix"], second["prefix"]) == ("IC", "IC2")
+    numbers = set()
+    for key in ("insurance_claim", "income_check"):
+        data = {"applicant": {"name": "Ann"}, "amount": 1}
+        created = client.post("/cases", {"case_type_key": key, "case_data": data}, format="json")
+        assert created.status_code == 201, created.content
+        numbers.add(created.json()["caseNumber"])
+    assert len(numbers) == 2
+    taken = post_type(client, key="internal_claim", prefix="IC")
+    assert taken.status_code == 400 and taken.json()["details"]["field"] == "prefix"
+
+
 def test_existing_key_registers_the_next_version_and_keeps_the_prefix(api, admin_user):
     client = api(admin_user)
     first = post_type(client, prefix="CLM").json()
