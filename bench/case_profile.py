@@ -7,7 +7,7 @@ request, independent of the HTTP server and of other load on the machine:
     .venv/bin/python bench/case_profile.py                 # read, list and create, 300 calls each
     .venv/bin/python bench/case_profile.py --calls 1000 --top 25 --only read
 
-It drops and recreates the database `case_profile` on postgres@127.0.0.1:5432 (production settings;
+It drops and recreates the database `case_profile` (or `$CASE_PROFILE_DB`) on postgres@127.0.0.1:5432 (production settings;
 Redis from CASE_REDIS_URL, default 127.0.0.1:6379), creates a tenant, a case type and 200 cases, then
 per operation prints the CPU time per call (process time) and cProfile's top functions by
 cumulative time.
@@ -30,7 +30,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SERVER = "postgres://postgres@127.0.0.1:5432"
-DB = "case_profile"
+# CASE_PROFILE_DB names another database, so that two profiles can run side by side.
+DB = os.environ.get("CASE_PROFILE_DB", "case_profile")
 SCHEMA = {
     "type": "object",
     "required": ["applicant", "amount"],
