@@ -16,6 +16,8 @@ HARNESS=$(cd "$HARNESS" && pwd)
 export DUR=${DUR:-15} CONC=${CONC:-32} OUT=${OUT:-$ROOT/var/bench/case-floor}
 export PATH=$ROOT/.venv/bin:$PATH CASE_ALLOWED_HOSTS=${CASE_ALLOWED_HOSTS:-127.0.0.1,localhost}
 mkdir -p "$OUT"
+# The harness serves the floor with gunicorn: the project's `bench` extra.
+"$ROOT/.venv/bin/python" -c 'import gunicorn' 2>/dev/null || "$ROOT/.venv/bin/python" -m pip install --quiet -e "$ROOT[bench]"
 COMMAND=$(sed -n 's/^case-web: //p' "$ROOT/deploy/Procfile")
 [[ "$COMMAND" == *"--port 8000"* ]] || { echo "deploy/Procfile's case-web line has no '--port 8000'"; exit 1; }
 export SERVE=${COMMAND/--port 8000/--port \$PORT}
