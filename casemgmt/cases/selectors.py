@@ -352,8 +352,8 @@ class _Tally:
 ACTIVE_BY_WEEK_SQL = """
 WITH weeks AS MATERIALIZED (
   SELECT k,
-         CASE WHEN k < 0 THEN 'infinity'::timestamptz ELSE %(now)s - k * %(week)s END AS newest,
-         CASE WHEN k < 0 THEN %(now)s ELSE %(now)s - (k + 1) * %(week)s END AS oldest
+         CASE WHEN k < 0 THEN 'infinity'::timestamptz ELSE %(now)s - k * %(week)s::interval END AS newest,
+         CASE WHEN k < 0 THEN %(now)s ELSE %(now)s - (k + 1) * %(week)s::interval END AS oldest
   FROM generate_series(-1, (
     SELECT GREATEST(-1, FLOOR(date_part('epoch', %(now)s - min(c.created_at)) / %(week_seconds)s)::integer)
     FROM cases_case c WHERE c.tenant_id = %(tenant)s AND c.status = 'active'
@@ -409,7 +409,8 @@ def _tally_active(
     # active cases already past their deadline (breached); cancelled cases are not counted.
     ages: dict[int, int] = {}
     if ageing and connection.vendor == "postgresql":
-        params = {"now": now, "week": timedelta(seconds=WEEK_SECONDS), "week_seconds": WEEK_SECONDS}
+        # A week as 604,800 seconds, not '7 days' (a day is not always 24 hours in a session's zone).
+        params = {"now": now, "week": f"{WEEK_SECONDS} seconds", "week_seconds": WEEK_SECONDS}
         with connection.cursor() as cursor:
             cursor.execute(ACTIVE_BY_WEEK_SQL, {**params, "tenant": str(tenant_id)})
             rows = cursor.fetchall()
