@@ -2,8 +2,9 @@
 """Case service at scale (not a test): 1,000,000 cases and 1,000,000 audit events in one tenant.
 
 One command:  .venv/bin/python bench/case_scale.py   (--cases/--events to change the volume, --reuse to
-measure again without reloading, --requests N). On a shared 2-core machine the load took 7 minutes
-(load average 8) to 14 minutes (load average 27), measuring 5 to 7 more; a quiet machine is faster.
+measure again without reloading, --requests N, --port P to serve elsewhere than the Procfile's port).
+On a shared 2-core machine the load took 7 minutes (load average 8) to 14 minutes (load average 27),
+measuring 5 to 7 more; a quiet machine is faster.
 
 1. Drops and recreates its own database (`case_scale_bench`), migrates it, and creates a tenant, its
    admin, four more assignees and two case types through the real services.
@@ -30,6 +31,7 @@ import json
 import os
 import random
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -282,16 +284,34 @@ def vacuum() -> None:
 # --- server -------------------------------------------------------------------------------------
 
 
-def procfile_command(port: int) -> str:
-    """`deploy/Procfile`'s case-web command, with the port filled in."""
+def procfile_line() -> str:
     for line in (ROOT / "deploy" / "Procfile").read_text().splitlines():
         if line.startswith("case-web:"):
-            command = line.split(":", 1)[1].strip()
-            return re.sub(r"--port \S+", f"--port {port}", command)  # the Procfile says --port 8000
+            return line.split(":", 1)[1].strip()
     raise SystemExit("deploy/Procfile has no case-web line")
 
 
+def procfile_port() -> int:
+    """The port `deploy/Procfile`'s case-web line serves on (its `--port`)."""
+    found = re.search(r"--port (\d+)", procfile_line())
+    if not found:
+        raise SystemExit("deploy/Procfile's case-web line has no --port")
+    return int(found.group(1))
+
+
+def procfile_command(port: int) -> str:
+    """`deploy/Procfile`'s case-web command, with the port filled in."""
+    return re.sub(r"--port \S+", f"--port {port}", procfile_line())
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
 def start_server(env: dict[str, str], port: int) -> subprocess.Popen:
+    if port_in_use(port):  # its /healthz would answer for ours: the figures would be another server's
+        raise SystemExit(f"port {port} is already in use: stop what listens there or pass --port")
     command = procfile_command(port)
     log(f"server: {command}")
     # The Procfile runs in the project's environment: its bin/ first, as an activated venv would be.
@@ -482,7 +502,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1_000_000)
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=30, help="measured requests per operation")
-    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument(
+        "--port", type=int, default=procfile_port(), help="server port (default: the Procfile's)"
+    )
     parser.add_argument("--reuse", action="store_true", help="keep the loaded database (from an earlier run)")
     parser.add_argument("--output", type=Path, default=ROOT / "var" / "bench-case-scale.json")
     args = parser.parse_args()
@@ -490,12 +512,14 @@ def main() -> None:
     env = server_env()
     info_file = args.output.with_suffix(".info.json")
     started = time.monotonic()
+    migrate = [sys.executable, "manage_case.py", "migrate", "-v0"]
     if args.reuse and info_file.exists():
         info = json.loads(info_file.read_text())
+        subprocess.run(migrate, cwd=ROOT, env=env, check=True)  # the code measured may add migrations
         django_setup(env)
     else:
         recreate_database()
-        subprocess.run([sys.executable, "manage_case.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        subprocess.run(migrate, cwd=ROOT, env=env, check=True)
         django_setup(env)
         info = setup_tenant()
         log("loading cases")

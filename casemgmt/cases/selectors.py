@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import (
-    Avg,
     Count,
     DateTimeField,
     DurationField,
@@ -23,6 +25,7 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Sum,
     Value,
 )
 from django.http import QueryDict
@@ -320,64 +323,146 @@ class Dashboard:
     by_type: dict[str, int]
     avg_resolution_seconds: float
     sla_compliance_rate: float
-    active_by_age_in_weeks: list[int]  # index = age in whole weeks
+    active_by_age_in_weeks: list[int]  # index = age in whole weeks; empty unless asked for
 
 
-def case_dashboard(*, tenant_id: Any) -> Dashboard:
-    """Two grouped passes over the tenant's cases: figures by status and case type, then active
-    cases by age in weeks. Every column they read is in the `case_tenant_status_cover` index, so
-    PostgreSQL answers both from the index alone (index-only scans, in parallel workers) rather
-    than from the table's rows, which carry the data and the search text. Kept as two queries: with
-    the age in the grouping key the planner expects a group per row and gives up parallelism."""
+@dataclass
+class _Tally:
+    """What the passes over the tenant's cases add up, before case type ids become keys."""
+
+    by_status: dict[str, int]
+    by_type_id: dict[Any, int]
+    resolved: int = 0
+    resolution: timedelta = timedelta(0)
+    sla_met: int = 0
+    sla_measured: int = 0
+
+    def add(self, status: str, case_type_id: Any, n: int) -> None:
+        self.by_status[status] += n
+        self.by_type_id[case_type_id] = self.by_type_id.get(case_type_id, 0) + n
+
+
+# Active cases by case type and age in whole weeks, and those past their deadline, in one statement:
+# one index range scan (tenant, 'active', created_at] per week, so PostgreSQL counts the rows of
+# the cover index without computing an age for each of them (a grouping by a computed age hashed
+# 600,000 values and could not run in parallel). Week -1 holds cases created after `now` (a
+# concurrent create): counted by status and type, as before, but in no week. The bounds are columns
+# of `weeks`, not expressions inside the scan's condition: under row-level security only leakproof
+# operators (here the timestamp comparisons) may become index conditions ahead of the policy.
+ACTIVE_BY_WEEK_SQL = """
+WITH weeks AS MATERIALIZED (
+  SELECT k,
+         CASE WHEN k < 0 THEN 'infinity'::timestamptz ELSE %(now)s - k * %(week)s::interval END AS newest,
+         CASE WHEN k < 0 THEN %(now)s ELSE %(now)s - (k + 1) * %(week)s::interval END AS oldest
+  FROM generate_series(-1, (
+    SELECT GREATEST(-1, FLOOR(date_part('epoch', %(now)s - min(c.created_at)) / %(week_seconds)s)::integer)
+    FROM cases_case c WHERE c.tenant_id = %(tenant)s AND c.status = 'active'
+  )) AS k
+)
+SELECT w.k, s.case_type_id, s.n, s.breached
+FROM weeks w CROSS JOIN LATERAL (
+  SELECT c.case_type_id, count(*) AS n, count(*) FILTER (WHERE c.sla_deadline < %(now)s) AS breached
+  FROM cases_case c
+  WHERE c.tenant_id = %(tenant)s AND c.status = 'active' AND c.created_at <= w.newest AND c.created_at > w.oldest
+  GROUP BY c.case_type_id
+) s
+"""
+
+
+def case_dashboard(*, tenant_id: Any, ageing: bool = True) -> Dashboard:
+    """The tenant's figures, read status by status: each pass scans that status's own range of the
+    `case_tenant_status_cover` index (index-only: every column read is in it, none of the table's
+    rows, which carry the data and the search text) and computes only what that status contributes.
+    Each case is read once; closed cases alone carry the resolution and SLA arithmetic. `ageing`
+    (the case dashboard's active cases by age in weeks) is left out by the reports dashboard."""
     now = timezone.now()
     cases = Case.objects.filter(tenant_id=tenant_id).order_by()
-    closed = Q(status=Case.CLOSED)
-    groups = cases.values("status", "case_type_id").annotate(
-        n=Count("*"),
-        resolved=Count("closed_at", filter=closed),
-        avg_resolution=Avg(
-            ExpressionWrapper(F("closed_at") - F("created_at"), output_field=DurationField()), filter=closed
-        ),
-        # Decision: SLA measured over closed cases with a deadline (met when closed in time) plus
-        # active cases already past their deadline (breached); cancelled cases are not counted.
-        sla_met=Count(
-            "created_at", filter=closed & Q(sla_deadline__isnull=False, closed_at__lte=F("sla_deadline"))
-        ),
-        sla_measured=Count(
-            "created_at",
-            filter=(closed & Q(sla_deadline__isnull=False)) | Q(status=Case.ACTIVE, sla_deadline__lt=now),
-        ),
-    )
-    ages = dict(
-        cases.filter(status=Case.ACTIVE)
-        .annotate(week=AgeInWeeks("created_at", now))
-        .values("week")
-        .annotate(n=Count("*"))
-        .values_list("week", "n")
-    )
-    return _dashboard_of(list(groups), ages)
+    tally = _Tally(by_status={status: 0 for status in STATUSES}, by_type_id={})
+    with _one_snapshot():
+        ages = _tally_active(tally, tenant_id, cases, now, ageing)
+        _tally_closed(tally, cases)
+        for status in (s for s in STATUSES if s not in (Case.ACTIVE, Case.CLOSED)):  # cancelled: counted
+            for row in cases.filter(status=status).values("case_type_id").annotate(n=Count("*")):
+                tally.add(status, row["case_type_id"], row["n"])
+        return _dashboard_of(tally, ages)
 
 
-def _dashboard_of(groups: list[dict[str, Any]], ages: dict[int, int]) -> Dashboard:
-    keys = dict(CaseType.objects.filter(id__in={g["case_type_id"] for g in groups}).values_list("id", "key"))
-    by_status = {status: 0 for status in STATUSES}
-    by_type: dict[str, int] = {}
-    resolved = sla_met = sla_measured = 0
-    resolution_seconds = 0.0
+@contextmanager
+def _one_snapshot() -> Iterator[None]:
+    """The passes see one snapshot of the cases (PostgreSQL's REPEATABLE READ), so a case closed
+    between two of them is counted once, as closed or as active. Inside a caller's transaction
+    (which has already read) its isolation stands."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def _tally_active(
+    tally: _Tally, tenant_id: Any, cases: QuerySet[Case], now: Any, ageing: bool
+) -> dict[int, int]:
+    """Active cases by type; those past their deadline (SLA breached); by age in weeks if asked."""
+    # Decision: SLA measured over closed cases with a deadline (met when closed in time) plus
+    # active cases already past their deadline (breached); cancelled cases are not counted.
+    ages: dict[int, int] = {}
+    if ageing and connection.vendor == "postgresql":
+        # A week as 604,800 seconds, not '7 days' (a day is not always 24 hours in a session's zone).
+        params = {"now": now, "week": f"{WEEK_SECONDS} seconds", "week_seconds": WEEK_SECONDS}
+        with connection.cursor() as cursor:
+            cursor.execute(ACTIVE_BY_WEEK_SQL, {**params, "tenant": str(tenant_id)})
+            rows = cursor.fetchall()
+        for week, case_type_id, n, breached in rows:
+            tally.add(Case.ACTIVE, case_type_id, n)
+            tally.sla_measured += breached
+            if week >= 0:
+                ages[week] = ages.get(week, 0) + n
+        return ages
+    active = cases.filter(status=Case.ACTIVE)
+    groups = active.values("case_type_id").annotate(
+        n=Count("*"), breached=Count("created_at", filter=Q(sla_deadline__lt=now))
+    )
     for group in groups:
-        n = group["n"]
-        by_status[group["status"]] += n
-        key = keys[group["case_type_id"]]
-        by_type[key] = by_type.get(key, 0) + n
-        if group["resolved"]:
-            resolved += group["resolved"]
-            resolution_seconds += group["avg_resolution"].total_seconds() * group["resolved"]
-        sla_met += group["sla_met"]
-        sla_measured += group["sla_measured"]
+        tally.add(Case.ACTIVE, group["case_type_id"], group["n"])
+        tally.sla_measured += group["breached"]
+    if ageing:  # not PostgreSQL: the age of each case, grouped
+        weeks = active.annotate(week=AgeInWeeks("created_at", now)).values("week").annotate(n=Count("*"))
+        ages = {week: n for week, n in weeks.values_list("week", "n") if week >= 0}
+    return ages
+
+
+def _tally_closed(tally: _Tally, cases: QuerySet[Case]) -> None:
+    groups = (
+        cases.filter(status=Case.CLOSED)
+        .values("case_type_id")
+        .annotate(
+            n=Count("*"),
+            resolved=Count("closed_at"),
+            resolution=Sum(ExpressionWrapper(F("closed_at") - F("created_at"), output_field=DurationField())),
+            sla_met=Count("created_at", filter=Q(closed_at__lte=F("sla_deadline"))),  # closed in time
+            sla_measured=Count("sla_deadline"),  # closed cases with a deadline
+        )
+    )
+    for group in groups:
+        tally.add(Case.CLOSED, group["case_type_id"], group["n"])
+        tally.resolved += group["resolved"]
+        tally.resolution += group["resolution"] or timedelta(0)
+        tally.sla_met += group["sla_met"]
+        tally.sla_measured += group["sla_measured"]
+
+
+def _dashboard_of(tally: _Tally, ages: dict[int, int]) -> Dashboard:
+    keys = dict(CaseType.objects.filter(id__in=set(tally.by_type_id)).values_list("id", "key"))
+    by_type: dict[str, int] = {}
+    for case_type_id, n in tally.by_type_id.items():
+        by_type[keys[case_type_id]] = by_type.get(keys[case_type_id], 0) + n
+    resolved = tally.resolved
     return Dashboard(
-        by_status=by_status,
+        by_status=tally.by_status,
         by_type=by_type,
-        avg_resolution_seconds=round(resolution_seconds / resolved, 3) if resolved else 0.0,
-        sla_compliance_rate=round(sla_met / sla_measured, 4) if sla_measured else 1.0,
+        avg_resolution_seconds=round(tally.resolution.total_seconds() / resolved, 3) if resolved else 0.0,
+        sla_compliance_rate=round(tally.sla_met / tally.sla_measured, 4) if tally.sla_measured else 1.0,
         active_by_age_in_weeks=[ages.get(week, 0) for week in range(max(ages, default=-1) + 1)],
     )

@@ -99,7 +99,7 @@ class ReportDashboardApi(APIView):
     required = {"GET": "reports:read"}
 
     def get(self, request: Request) -> Response:
-        return Response(dashboard_out(case_dashboard(tenant_id=request.user.tenant_id)))
+        return Response(dashboard_out(case_dashboard(tenant_id=request.user.tenant_id, ageing=False)))
 
 
 class ReportSummaryApi(APIView):

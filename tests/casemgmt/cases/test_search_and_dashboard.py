@@ -1,5 +1,6 @@
 """GET /cases/search (PostgreSQL full-text) and GET /cases/dashboard (database aggregation)."""
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -7,7 +8,9 @@ from django.db import connection
 from django.utils import timezone
 
 from casemgmt.cases.models import Case
+from casemgmt.cases.selectors import ACTIVE_BY_WEEK_SQL, _one_snapshot, case_dashboard
 from casemgmt.cases.services import case_close, case_type_create
+from casemgmt.tenancy import rls
 
 pytestmark = pytest.mark.django_db
 
@@ -180,6 +183,52 @@ def test_dashboard_of_an_empty_tenant(api, admin_user):
     }
 
 
+def test_dashboard_counts_a_case_newer_than_its_clock_in_no_week(api, admin_user, make_case):
+    """A case committed after the dashboard took `now` (a concurrent create) is counted by status
+    and type, and in no week of age (it would be week -1)."""
+    newer, week_one, _ = make_case(), make_case(), make_case()
+    now = timezone.now()
+    Case.objects.filter(pk=newer.pk).update(created_at=now + timedelta(hours=1))
+    Case.objects.filter(pk=week_one.pk).update(created_at=now - timedelta(days=7, minutes=1))
+    body = api(admin_user).get("/cases/dashboard").json()
+    assert body["byStatus"] == {"active": 3, "closed": 0, "cancelled": 0}
+    assert body["byType"] == {"insurance_claim": 3}
+    assert body["ageingByWeek"] == [{"week": 0, "count": 1}, {"week": 1, "count": 1}]
+
+
+def test_dashboard_without_ageing_has_the_same_figures(admin_user, tenant, make_case):
+    """What the reports dashboard reads (no ages of active cases) agrees with the case dashboard."""
+    cases = [make_case() for _ in range(4)]
+    case_close(user=admin_user, case=cases[0])
+    Case.objects.filter(pk=cases[1].pk).update(
+        created_at=timezone.now() - timedelta(days=30), sla_deadline=timezone.now() - timedelta(days=27)
+    )
+    Case.objects.filter(pk=cases[2].pk).update(status=Case.CANCELLED)
+    full = case_dashboard(tenant_id=tenant.id)
+    reduced = case_dashboard(tenant_id=tenant.id, ageing=False)
+    assert full.active_by_age_in_weeks == [1, 0, 0, 0, 1] and reduced.active_by_age_in_weeks == []
+    assert (reduced.by_status, reduced.by_type) == (full.by_status, full.by_type)
+    assert (reduced.avg_resolution_seconds, reduced.sla_compliance_rate) == (
+        full.avg_resolution_seconds,
+        full.sla_compliance_rate,
+    )
+    assert full.by_status == {"active": 2, "closed": 1, "cancelled": 1}
+    assert full.sla_compliance_rate == 0.5  # closed in time; the 30-day-old one breached
+
+
+def test_dashboard_ages_read_week_ranges_of_the_index_under_the_policy(tenant):
+    """Each week's count is an index range scan: the bounds reach the index as conditions, which
+    row-level security allows only for leakproof operators (the timestamp comparisons)."""
+    now = timezone.now()
+    params = {"now": now, "week": "604800 seconds", "week_seconds": 604800, "tenant": str(tenant.id)}
+    with rls.tenant_transaction(tenant.id), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # the tiny test table would be scanned anyway
+        cursor.execute("EXPLAIN " + ACTIVE_BY_WEEK_SQL, params)
+        plan = [row[0] for row in cursor.fetchall()]
+    conditions = [line for line in plan if "Index Cond:" in line]
+    assert any("(created_at <= w.newest) AND (created_at > w.oldest)" in c for c in conditions), plan
+
+
 def test_dashboard_needs_cases_read_and_reports_read(api, make_user, tenant, other_tenant, make_case):
     make_case()
     assert api(make_user(tenant, permissions=["cases:read"])).get("/cases/dashboard").status_code == 403
@@ -200,3 +249,25 @@ def test_fallback_search_used_without_postgresql_full_text(db, tenant, claims):
     assert hits[0].relevance > hits[1].relevance and "**flood**" in hits[0].excerpt.lower()
     assert _search_fallback(tenant.id, "flood basement", Page(limit=25, offset=0))[1] == 1
     assert _search_fallback(tenant.id, "volcano", Page(limit=25, offset=0)) == ([], 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dashboard_passes_read_one_snapshot(api, admin_user, tenant, make_case):
+    """Outside a transaction the passes share one snapshot: a case closed by another connection
+    meanwhile is still counted once (as active), not in both passes or in neither."""
+    first, _ = make_case(), make_case()
+
+    def close_elsewhere() -> None:
+        case_close(user=admin_user, case=Case.objects.get(pk=first.pk))
+        connection.close()
+
+    with _one_snapshot():
+        assert connection.in_atomic_block
+        before = Case.objects.filter(tenant=tenant, status=Case.ACTIVE).count()
+        closer = threading.Thread(target=close_elsewhere)
+        closer.start()
+        closer.join()
+        assert Case.objects.filter(tenant=tenant, status=Case.ACTIVE).count() == before == 2
+        assert not Case.objects.filter(tenant=tenant, status=Case.CLOSED).exists()
+    body = api(admin_user).get("/cases/dashboard").json()
+    assert body["byStatus"] == {"active": 1, "closed": 1, "cancelled": 0}
