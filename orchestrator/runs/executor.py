@@ -228,21 +228,23 @@ class Reaper:
 reaper = Reaper()
 
 
-# The command's first process registers its own process group on the reaper's pipe (given to it as
-# standard input), lets the pipe go and becomes the command's shell (`exec`: the same process), so
-# no command ever runs unregistered. Should the reaper be gone, the write kills it (SIGPIPE) before
-# the command runs. A shell does this, not a Python `preexec_fn`: with one, Python must copy the
-# whole agent process (fork) to run it, where without it the child shares the agent's memory until
-# it execs (vfork), as a plain subprocess does; the copy cost more CPU than the command itself.
-REGISTER_THEN_EXEC = 'printf "+%d\\n" "$$" >&0; exec 0</dev/null; exec /bin/sh -c "$1"'
+# The command's shell first registers its own process group on the reaper's pipe (given to it as
+# standard input) and lets the pipe go, then runs the command: no command ever runs unregistered.
+# Should the reaper be gone, the write kills the shell (SIGPIPE) before the command runs. The
+# preamble shares the command's first line, so line numbers and messages stay those of
+# `sh -c COMMAND` (a syntax error on that line stops the shell before anything ran, as it would).
+# A shell does this, not a Python `preexec_fn`: with one, Python must copy the whole agent process
+# (fork) to run it, where without it the child shares the agent's memory until it execs (vfork),
+# as a plain subprocess does; the copy cost more CPU than the command itself.
+REGISTER = 'printf "+%d\\n" "$$" >&0; exec 0</dev/null; '
 
 
 def _start_command(command: str, env: dict[str, str]) -> subprocess.Popen:
     """`/bin/sh -c COMMAND` in a new session (its own process group), registered with the reaper by
-    its own first process before the command runs (REGISTER_THEN_EXEC)."""
+    its own shell before the command runs (REGISTER)."""
     proc = subprocess.Popen(
-        ["/bin/sh", "-c", REGISTER_THEN_EXEC, "orch-command", command], stdin=reaper.write_fd(),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        ["/bin/sh", "-c", REGISTER + command], stdin=reaper.write_fd(), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, env=env, start_new_session=True,
     )  # fmt: skip
     reaper.started(proc.pid)
     return proc
