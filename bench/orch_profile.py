@@ -171,7 +171,9 @@ def measure(shape: str, count: int, top: int, sweep: bool) -> None:
         print(f"    {times / n:5.2f} x {text}")
     if profiler:
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
+        pstats.Stats(profiler, stream=out).sort_stats(
+            os.environ.get("PROFILE_SORT", "cumulative")
+        ).print_stats(top)
         print(out.getvalue())
     if sweep:
         t0, pg0 = os.times(), proc_cpu(backend)

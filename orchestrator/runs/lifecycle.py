@@ -627,21 +627,30 @@ def _finish_failed(
 NOT_COMPLETED = tuple(status for status, _ in TaskRun.STATUSES if status != COMPLETED)
 
 
-def _unfinished(run_id: str):
-    return TaskRun.objects.filter(run_id=run_id, status__in=NOT_COMPLETED)
+UNFINISHED_SQL = f"""
+SELECT EXISTS (SELECT 1 FROM orch_runs_taskrun
+                WHERE run_id = %s AND status IN ({", ".join(f"'{status}'" for status in NOT_COMPLETED)}))
+"""
+
+
+def _has_unfinished(run_id: str) -> bool:
+    """Asked after every completion that queued nothing: a prepared statement, not a query built."""
+    with prepared_cursor() as cursor:
+        cursor.execute(UNFINISHED_SQL, [run_id])
+        return bool(cursor.fetchone()[0])
 
 
 def complete_run_if_done(run_id: str) -> bool:
     """After a completion commits: the run completes when no task run is left unfinished. Checked
     outside the completing transaction (two last completions at once both see the other committed
     here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it."""
-    if _unfinished(run_id).exists():
+    if _has_unfinished(run_id):
         return False
     with transaction.atomic():
         run = lock_run(run_id)
         if run.status not in (PENDING, RUNNING):
             return False
-        if _unfinished(run_id).exists():
+        if _has_unfinished(run_id):
             return False
         now = now_ms()
         Run.objects.filter(pk=run.pk).update(status=COMPLETED, end_time=now)
