@@ -50,7 +50,8 @@ def prepared_cursor() -> Iterator[Any]:
         raw.prepare_threshold = EXPLICIT_ONLY
     connection.validate_thread_sharing()
     with connection.wrap_database_errors:
-        cursor = connection.make_cursor(PreparingCursor(raw))
+        # the stubs type make_cursor's argument as Django's wrapper; it takes the driver's cursor
+        cursor = connection.make_cursor(PreparingCursor(raw))  # type: ignore[arg-type]
     try:
         yield cursor
     finally:
