@@ -104,7 +104,7 @@ class Counters:
         return execute(sql, params, many, context)
 
 
-def measure(shape: str, count: int, top: int, sweep: bool) -> None:
+def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
     from django.db import connection
 
     from orchestrator.runs import dispatch, executor
@@ -171,9 +171,7 @@ def measure(shape: str, count: int, top: int, sweep: bool) -> None:
         print(f"    {times / n:5.2f} x {text}")
     if profiler:
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats(
-            os.environ.get("PROFILE_SORT", "cumulative")
-        ).print_stats(top)
+        pstats.Stats(profiler, stream=out).sort_stats(sort).print_stats(top)
         print(out.getvalue())
     if sweep:
         t0, pg0 = os.times(), proc_cpu(backend)
@@ -188,6 +186,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=300)
     parser.add_argument("--shape", choices=("fanout", "chain", "both"), default="both")
     parser.add_argument("--top", type=int, default=0, help="cProfile's top functions (0: no profile)")
+    parser.add_argument("--sort", default="cumulative", help="cProfile order: cumulative, tottime...")
     parser.add_argument("--sweep", action="store_true")
     args = parser.parse_args()
     import django
@@ -198,7 +197,7 @@ def main() -> None:
     shapes = ("fanout", "chain") if args.shape == "both" else (args.shape,)
     try:
         for shape in shapes:
-            measure(shape, args.tasks, args.top, args.sweep)
+            measure(shape, args.tasks, args.top, args.sweep, args.sort)
     finally:
         from orchestrator.config.celery import app
 
