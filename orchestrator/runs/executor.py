@@ -230,13 +230,14 @@ reaper = Reaper()
 
 # The command's shell first registers its own process group on the reaper's pipe (given to it as
 # standard input) and lets the pipe go, then runs the command: no command ever runs unregistered.
-# Should the reaper be gone, the write kills the shell (SIGPIPE) before the command runs. The
+# Should the reaper be gone, the write kills the shell (SIGPIPE) before the command runs (any other
+# failed write ends it with 125, never running the command unregistered). The
 # preamble shares the command's first line, so line numbers and messages stay those of
 # `sh -c COMMAND` (a syntax error on that line stops the shell before anything ran, as it would).
 # A shell does this, not a Python `preexec_fn`: with one, Python must copy the whole agent process
 # (fork) to run it, where without it the child shares the agent's memory until it execs (vfork),
 # as a plain subprocess does; the copy cost more CPU than the command itself.
-REGISTER = 'printf "+%d\\n" "$$" >&0; exec 0</dev/null; '
+REGISTER = 'printf "+%d\\n" "$$" >&0 || exit 125; exec 0</dev/null; '
 
 
 def _start_command(command: str, env: dict[str, str]) -> subprocess.Popen:
