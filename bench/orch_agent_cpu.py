@@ -40,12 +40,12 @@ from tests.support.processes import ServiceProcess, child_env, wait_for  # noqa:
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a process and its descendants, living and reaped."""
+def tree_cpu(pid: int, *, main_only: bool = False) -> float:
+    """CPU seconds of a process and its descendants, living and reaped (or of the process alone)."""
     total = 0.0
     try:
         root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
+        procs = [root] if main_only else [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
         return 0.0
     for p in procs:
@@ -53,7 +53,7 @@ def tree_cpu(pid: int) -> float:
             t = p.cpu_times()
         except psutil.NoSuchProcess:
             continue
-        total += t.user + t.system + t.children_user + t.children_system
+        total += t.user + t.system + (0 if main_only else t.children_user + t.children_system)
     return total
 
 
@@ -102,16 +102,20 @@ def agent_per_task(count: int, stripped: bool) -> None:
         database = SERVICE_ENV["ORCH_DATABASE_URL"].rsplit("/", 1)[1]
         pg = backends(database)
         redis = redis_pids()
+        main = agent.proc.pid  # the worker's main process; the pool processes are its children
+        main_before = tree_cpu(main, main_only=True)
         before = (tree_cpu(agent.proc.pid), pids_cpu(pg), pids_cpu(redis), time.perf_counter())
         run, _ = run_schedule_dag(dag_id=dag, options=ScheduleOptions())
         wait_for(lambda: Run.objects.get(pk=run.run_id).status == "completed", timeout=1200, what="run")
         after = (tree_cpu(agent.proc.pid), pids_cpu(pg), pids_cpu(redis), time.perf_counter())
+        main_cpu = (tree_cpu(main, main_only=True) - main_before) * 1000 / count
         assert TaskRun.objects.filter(run=run, status="completed").count() == count
     finally:
         agent.stop()
         purge_queues(queue)
     label = "agent without limits code" if stripped else "agent"
     report(label, count, before, after)
+    print(f"  of which the worker's main process {main_cpu:.2f} ms", flush=True)
 
 
 def floor_per_task(count: int) -> None:
@@ -126,14 +130,18 @@ def floor_per_task(count: int) -> None:
             noop.delay(f"{key}:warm")
         wait_for(lambda: _redis.llen(f"{key}:warm:done") == 20, timeout=60, what="floor worker")
         redis = redis_pids()
+        main = worker.proc.pid
+        main_before = tree_cpu(main, main_only=True)
         before = (tree_cpu(worker.proc.pid), 0.0, pids_cpu(redis), time.perf_counter())
         for _ in range(count):
             noop.delay(key)
         wait_for(lambda: _redis.llen(f"{key}:done") == count, timeout=600, what="floor tasks")
         after = (tree_cpu(worker.proc.pid), 0.0, pids_cpu(redis), time.perf_counter())
+        main_cpu = (tree_cpu(main, main_only=True) - main_before) * 1000 / count
     finally:
         worker.stop()
     report("bare Celery", count, before, after)
+    print(f"  of which the worker's main process {main_cpu:.2f} ms", flush=True)
 
 
 def report(label: str, count: int, before: tuple, after: tuple) -> None:
