@@ -207,6 +207,10 @@ class Reaper:
         for pgid in self.groups:
             os.write(write_end, b"+%d\n" % pgid)
 
+    def alive(self) -> bool:
+        with self.lock:
+            return self.owner == os.getpid() and self.proc is not None and self.proc.poll() is None
+
     def started(self, pgid: int) -> None:
         with self.lock:
             self.groups.add(pgid)
@@ -224,28 +228,34 @@ class Reaper:
 reaper = Reaper()
 
 
+# The command's shell first registers its own process group on the reaper's pipe (given to it as
+# standard input) and lets the pipe go, then runs the command: no command ever runs unregistered.
+# Should the reaper be gone, the write kills the shell (SIGPIPE) before the command runs (any other
+# failed write ends it with 125, never running the command unregistered). The
+# preamble shares the command's first line, so line numbers and messages stay those of
+# `sh -c COMMAND` (a syntax error on that line stops the shell before anything ran, as it would).
+# A shell does this, not a Python `preexec_fn`: with one, Python must copy the whole agent process
+# (fork) to run it, where without it the child shares the agent's memory until it execs (vfork),
+# as a plain subprocess does; the copy cost more CPU than the command itself.
+REGISTER = 'printf "+%d\\n" "$$" >&0 || exit 125; exec 0</dev/null; '
+
+
 def _start_command(command: str, env: dict[str, str]) -> subprocess.Popen:
     """`/bin/sh -c COMMAND` in a new session (its own process group), registered with the reaper by
-    the child itself before it execs, so that no command ever runs unregistered. A reaper that died
-    just now fails the registration: it is replaced and the start tried once more."""
-    for last in (False, True):
-        fd = reaper.write_fd()
+    its own shell before the command runs (REGISTER)."""
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", REGISTER + command], stdin=reaper.write_fd(), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, env=env, start_new_session=True,
+    )  # fmt: skip
+    reaper.started(proc.pid)
+    return proc
 
-        def register(fd: int = fd) -> None:
-            os.write(fd, b"+%d\n" % os.getpid())
 
-        try:
-            proc = subprocess.Popen(
-                ["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, env=env, start_new_session=True, preexec_fn=register,
-            )  # fmt: skip
-        except subprocess.SubprocessError:
-            if last:
-                raise
-            continue
-        reaper.started(proc.pid)
-        return proc
-    raise AssertionError("unreachable")
+def _not_registered(proc: subprocess.Popen, output_seen: bool) -> bool:
+    """The command's first process was killed by the write to a reaper that had died meanwhile: the
+    command never ran (a command killed by SIGPIPE with no output while its reaper died is not
+    told apart; it is reported as not started either way)."""
+    return proc.returncode == -signal.SIGPIPE and not output_seen and not reaper.alive()
 
 
 def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
@@ -310,7 +320,7 @@ class CommandRunner:
         next_check = started + settings.TASK_CANCEL_POLL_SECONDS
         kill_at: float | None = None
         exited_at: float | None = None
-        cancelled = timed_out = False
+        cancelled = timed_out = output_seen = False
         while True:
             if reader.eof:  # output closed: wait for the exit itself (returns at once once it happened)
                 if _wait_exit(proc, timeout=0.05):
@@ -318,6 +328,7 @@ class CommandRunner:
             else:
                 for line in reader.read(timeout=0.05):
                     self.sink.add(line)
+                    output_seen = True
                 if reader.eof:
                     continue
             now = time.monotonic()
@@ -346,6 +357,9 @@ class CommandRunner:
                 kill_at = None
                 _killpg(proc, signal.SIGKILL)
         code = proc.returncode
+        if _not_registered(proc, output_seen):
+            self.sink.add("[orchestrator] could not start the command: the agent process's reaper was gone")
+            return Outcome(ok=False)
         if cancelled:
             return Outcome(ok=False, exit_code=code, cancelled=True)
         if timed_out:

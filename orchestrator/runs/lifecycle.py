@@ -41,6 +41,7 @@ from orchestrator.runs.models import (
 )  # fmt: skip
 from shared.api.time import iso, now_ms
 from shared.bulkinsert import among
+from shared.prepared import prepared_cursor
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ WITH claimed AS (
     INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
     SELECT 'task.running', %(now)s, c.run_id, COALESCE(c.dag_id, ''), c.task_id,
            jsonb_build_object('run_id', c.run_id, 'dag_id', c.dag_id, 'task_id', c.task_id,
-                              'task_run_id', %(id)s, 'status', 'running', 'start_time', %(now_iso)s,
+                              'task_run_id', %(id)s::text, 'status', 'running', 'start_time', %(now_iso)s::text,
                               'end_time', NULL, 'duration_seconds', NULL),
            NULL
       FROM claimed c
@@ -208,7 +209,7 @@ def claim_row(
         "id": task_run_id,
         "attempt": attempt,
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(FAST_CLAIM_SQL if guarded else EXACT_CLAIM_SQL, params)
         row = cursor.fetchone()
     if row is None:
@@ -367,7 +368,8 @@ def finish(
     if execution is not None and not execution.has_dependents and connection.vendor == "postgresql":
         done, dispatched = _finish_leaf(execution), False
     elif execution is not None and connection.vendor == "postgresql":
-        done, dispatched = _finish_with_dependents(execution)
+        outcome = _finish_single_upstream(execution)
+        done, dispatched = outcome if outcome is not None else _finish_with_dependents(execution)
     else:
         done, dispatched = _finish_completed(task_run_id, attempt, run_id, execution)
     if done and not dispatched:
@@ -404,9 +406,87 @@ def _finish_leaf(execution: Execution, now: datetime | None = None) -> bool:
         execution.task_id,
         json.dumps(data),
     ]
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(LEAF_COMPLETE_SQL, params)
         return cursor.fetchone() is not None
+
+
+# The completion of a task run whose pending dependents wait for it alone (a chain's links, a
+# fan-out's root): one statement, atomic on its own, locks the task run and those dependents in
+# primary-key order (as everywhere), completes it, queues them and inserts the events. Nothing else
+# needs reading: a dependent with this one upstream is ready once it completed. When a dependent
+# also waits for another task run (fan-in), the statement changes nothing and says so: the other
+# upstream's state must then be read after the locks, in a snapshot of its own (the statement's
+# snapshot predates them), which `_finish_with_dependents` does.
+SINGLE_UPSTREAM_COMPLETE_SQL = """
+WITH locked AS MATERIALIZED (
+    SELECT t.id, t.upstream
+      FROM orch_runs_taskrun t
+     WHERE t.id = %(id)s
+        OR (t.run_id = %(run)s AND t.status = 'pending' AND t.upstream @> %(id_list)s::jsonb)
+     ORDER BY t.id
+       FOR UPDATE
+), checked AS (
+    SELECT count(*) FILTER (WHERE l.id <> %(id)s AND jsonb_array_length(l.upstream) > 1) AS fan_in
+      FROM locked l
+), done AS (
+    UPDATE orch_runs_taskrun t SET status = 'completed', end_time = %(now)s, exit_code = 0
+      FROM checked c
+     WHERE t.id = %(id)s AND t.status = 'running' AND t.attempts = %(attempt)s AND c.fan_in = 0
+    RETURNING t.id
+), ready AS (
+    UPDATE orch_runs_taskrun t SET status = 'queued', queued_at = %(now)s, dispatched_at = %(now)s
+      FROM locked l
+     WHERE t.id = l.id AND l.id <> %(id)s AND t.status = 'pending'
+       AND EXISTS (SELECT 1 FROM done)
+       -- dependents of a paused run stay pending until it is resumed (a pause committing meanwhile
+       -- is caught by the claim, which starts nothing of a paused run)
+       AND NOT EXISTS (SELECT 1 FROM orch_runs_run r WHERE r.run_id = %(run)s AND r.status = 'paused')
+    RETURNING t.id, t.task_id, t.queue, t.attempts
+), events AS (
+    INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
+    SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb, NULL::timestamptz FROM done
+    UNION ALL
+    SELECT 'task.queued', %(now)s, %(run)s, %(dag)s, r.task_id,
+           jsonb_build_object('run_id', %(run)s::text, 'dag_id', %(dag_or_null)s::text, 'task_id', r.task_id,
+                              'task_run_id', r.id, 'status', 'queued', 'start_time', NULL,
+                              'end_time', NULL, 'duration_seconds', NULL),
+           NULL
+      FROM ready r
+)
+SELECT c.fan_in, (SELECT count(*) FROM done),
+       (SELECT coalesce(jsonb_agg(jsonb_build_array(r.id, r.queue, r.attempts) ORDER BY r.id), '[]')
+          FROM ready r)
+  FROM checked c
+"""
+
+
+def _finish_single_upstream(execution: Execution) -> tuple[bool, bool] | None:
+    """(completed, dependents queued), or None when a dependent also waits for another task run."""
+    now = now_ms()
+    tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
+                         start_time=execution.start_time, end_time=now)  # fmt: skip
+    data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
+    params = {
+        "id": execution.task_run_id,
+        "id_list": json.dumps([execution.task_run_id]),
+        "run": execution.run_id,
+        "attempt": execution.attempt,
+        "now": now,
+        "dag": execution.dag_id or "",
+        "dag_or_null": execution.dag_id,
+        "task": execution.task_id,
+        "data": json.dumps(data),
+    }
+    with prepared_cursor() as cursor:
+        cursor.execute(SINGLE_UPSTREAM_COMPLETE_SQL, params)
+        fan_in, done, ready = cursor.fetchone()
+    if fan_in:
+        return None
+    ready = json.loads(ready) if isinstance(ready, str) else ready
+    wakeups = [Wakeup(pk, queue, attempts) for pk, queue, attempts in ready]
+    send_on_commit(wakeups)  # the statement was its own transaction: sent at once
+    return bool(done), bool(wakeups)
 
 
 @transaction.atomic
@@ -541,17 +621,36 @@ def _finish_failed(
     return FAILED
 
 
+# Every status but completed, named: the (run, status) index then probes each one directly, where
+# `status <> 'completed'` walks all of the run's completed task runs (and their dead versions)
+# first, once per completion: quadratic in the run's size.
+NOT_COMPLETED = tuple(status for status, _ in TaskRun.STATUSES if status != COMPLETED)
+
+
+UNFINISHED_SQL = f"""
+SELECT EXISTS (SELECT 1 FROM orch_runs_taskrun
+                WHERE run_id = %s AND status IN ({", ".join(f"'{status}'" for status in NOT_COMPLETED)}))
+"""
+
+
+def _has_unfinished(run_id: str) -> bool:
+    """Asked after every completion that queued nothing: a prepared statement, not a query built."""
+    with prepared_cursor() as cursor:
+        cursor.execute(UNFINISHED_SQL, [run_id])
+        return bool(cursor.fetchone()[0])
+
+
 def complete_run_if_done(run_id: str) -> bool:
     """After a completion commits: the run completes when no task run is left unfinished. Checked
     outside the completing transaction (two last completions at once both see the other committed
     here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it."""
-    if TaskRun.objects.filter(run_id=run_id).exclude(status=COMPLETED).exists():
+    if _has_unfinished(run_id):
         return False
     with transaction.atomic():
         run = lock_run(run_id)
         if run.status not in (PENDING, RUNNING):
             return False
-        if TaskRun.objects.filter(run_id=run_id).exclude(status=COMPLETED).exists():
+        if _has_unfinished(run_id):
             return False
         now = now_ms()
         Run.objects.filter(pk=run.pk).update(status=COMPLETED, end_time=now)

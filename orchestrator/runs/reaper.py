@@ -1,8 +1,8 @@
 """The reaper between an agent process and its commands: `python -I -S reaper.py WATCH_FD`.
 
 One reaper per agent process (started on its first command, in its own session so that a kill of
-the agent's process group leaves it standing). Each command registers its process group on the
-pipe, from the forked child before it execs (`+PGID`), so no command runs unregistered; the agent
+the agent's process group leaves it standing). Each command's shell registers its process group on
+the pipe (`+PGID`) before the command itself runs, so no command runs unregistered; the agent
 unregisters it once the group is gone (`-PGID`). The agent holds the pipe's write end; the kernel
 closes it only when the whole agent process dies, whatever killed it. The reaper then reads
 end-of-file and kills every group still registered: the commands and the background children they

@@ -157,6 +157,9 @@ SWEEP_OVERDUE_SECONDS = env.float("ORCH_SWEEP_OVERDUE_SECONDS", default=SWEEP_IN
 # Celery's Django fixup closes the database connection after every task unless this is set; agents
 # instead keep it and let Django's CONN_MAX_AGE/health checks decide (see orchestrator.runs.tasks).
 CELERY_DB_REUSE_MAX = env.int("ORCH_CELERY_DB_REUSE_MAX", default=1000)
+# The agents' claim and completion statements are prepared once per connection (shared.prepared);
+# off for a connection pooler in transaction mode that does not keep prepared statements.
+DB_PREPARED_STATEMENTS = env.bool("ORCH_DB_PREPARED_STATEMENTS", default=True)
 
 # /api/metrics: tasks_per_minute counts task runs finished within this trailing window.
 METRICS_WINDOW_SECONDS = env.int("ORCH_METRICS_WINDOW_SECONDS", default=300)

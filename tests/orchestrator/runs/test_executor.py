@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from orchestrator.events.models import Event
 from orchestrator.runs import executor
-from orchestrator.runs.models import TaskLogLine, TaskRun
-from tests.orchestrator.helpers import put_task
+from orchestrator.runs.models import Run, TaskLogLine, TaskRun
+from tests.orchestrator.helpers import put_dag, put_task
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +78,42 @@ def test_a_task_run_queued_after_its_run_was_cancelled_never_starts(api, tmp_pat
     assert executor.execute(task_run_id=down.pk, attempt=0, agent_id="test@local") is None
     down.refresh_from_db()
     assert down.status == "cancelled" and not marker.exists()
+
+
+def test_dependents_are_queued_once_every_upstream_completed_with_their_events(api):
+    """a -> (b, c) -> d: a's completion queues b and c, which wait for it alone (with one
+    `task.queued` event each, after a's `task.completed`); b's leaves d pending, as d also waits for
+    c; c's queues d."""
+    put_task(api, "sq-a", "true", queue="in-process")
+    put_task(api, "sq-b", "true", dependencies=["sq-a"], queue="in-process")
+    put_task(api, "sq-c", "true", dependencies=["sq-a"], queue="in-process")
+    put_task(api, "sq-d", "true", dependencies=["sq-b", "sq-c"], queue="in-process")
+    put_dag(api, "sq", [{"id": t, "parameters": {}} for t in ("sq-a", "sq-b", "sq-c", "sq-d")])
+    run_id = api.post("/api/schedule-dag", {"dag_id": "sq"}, format="json").json()["run_id"]
+    ids = dict(TaskRun.objects.filter(run_id=run_id).values_list("task_id", "id"))
+
+    def execute(task_id: str) -> None:
+        assert executor.execute(task_run_id=ids[task_id], attempt=0, agent_id="test@local") == "completed"
+
+    def statuses() -> dict[str, str]:
+        return dict(TaskRun.objects.filter(run_id=run_id).values_list("task_id", "status"))
+
+    execute("sq-a")
+    assert statuses() == {"sq-a": "completed", "sq-b": "queued", "sq-c": "queued", "sq-d": "pending"}
+    completed = Event.objects.get(run_id=run_id, type="task.completed", task_id="sq-a")
+    queued = Event.objects.filter(run_id=run_id, type="task.queued", id__gt=completed.id).order_by("task_id")
+    assert [e.data for e in queued] == [
+        {"run_id": run_id, "dag_id": "sq", "task_id": t, "task_run_id": ids[t], "status": "queued",
+         "start_time": None, "end_time": None, "duration_seconds": None}
+        for t in ("sq-b", "sq-c")
+    ]  # fmt: skip
+    execute("sq-b")
+    assert statuses()["sq-d"] == "pending"
+    execute("sq-c")
+    assert statuses()["sq-d"] == "queued"
+    execute("sq-d")
+    assert Run.objects.get(pk=run_id).status == "completed"
+    assert Event.objects.filter(run_id=run_id, type="task.queued", task_id="sq-d").count() == 1
 
 
 def test_a_claim_whose_answer_was_lost_is_found_again_by_its_session(api):
