@@ -6,6 +6,7 @@ request, independent of the HTTP server and of other load on the machine:
 
     .venv/bin/python bench/case_profile.py                 # read, list and create, 300 calls each
     .venv/bin/python bench/case_profile.py --calls 1000 --top 25 --only read
+    .venv/bin/python bench/case_profile.py --only create --statements   # also list one call's SQL
 
 It drops and recreates the database `case_profile` (or `$CASE_PROFILE_DB`) on postgres@127.0.0.1:5432 (production settings;
 Redis from CASE_REDIS_URL, default 127.0.0.1:6379), creates a tenant, a case type and 200 cases, then
@@ -123,6 +124,25 @@ def measure(name: str, call: Any, calls: int, top: int) -> float:
     return per_call
 
 
+def statements(name: str, call: Any) -> int:
+    """The SQL statements one call sends, as Django's cursor sees them (psycopg's BEGIN and COMMIT
+    are not among them: a transaction adds those two round trips)."""
+    from django.db import connection
+
+    seen: list[str] = []
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        seen.append(" ".join(sql.split()))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        call()
+    print(f"== {name}: {len(seen)} statements in one call")
+    for sql in seen:
+        print(f"   {sql[:160]}")
+    return len(seen)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -130,6 +150,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--only", choices=["read", "list", "create"], action="append")
+    parser.add_argument("--statements", action="store_true", help="print one call's SQL statements")
     args = parser.parse_args()
     env = environment()
     prepare(env)
@@ -176,6 +197,8 @@ def main() -> None:
     for name, fn in (("read", read), ("list", listing), ("create", create)):
         if name in chosen:
             results[name] = measure(f"{name}", fn, args.calls, args.top)
+            if args.statements:
+                statements(name, fn)
     print("CPU per call: " + ", ".join(f"{k} {v:.2f} ms" for k, v in results.items()))
 
 

@@ -52,7 +52,8 @@ def workflow_start(*, case: Case, actor: User | str | None) -> None:
         for position, step in enumerate(steps_of(workflow.definition))
     ]
     CaseStep.objects.bulk_create(rows)
-    workflow_advance(case=case, actor=actor)
+    # The rows just written, not read back (a database that returns no ids from a bulk insert: read).
+    workflow_advance(case=case, actor=actor, rows=rows if all(row.pk for row in rows) else None)
 
 
 def workflow_halt(*, case: Case, actor: User | str | None) -> None:
@@ -81,9 +82,10 @@ def template_context(case: Case) -> dict[str, Any]:
     }
 
 
-def workflow_advance(*, case: Case, actor: User | str | None) -> None:
+def workflow_advance(*, case: Case, actor: User | str | None, rows: list[CaseStep] | None = None) -> None:
     """Activates every pending step whose dependencies are all completed or skipped; a false
-    condition skips the step instead, and its dependents are evaluated in turn."""
+    condition skips the step instead, and its dependents are evaluated in turn. `rows`: the case's
+    steps in position order, when the caller holds them as stored (read otherwise)."""
     if case.status != Case.ACTIVE:
         return
     workflow = case.workflow_version
@@ -91,7 +93,8 @@ def workflow_advance(*, case: Case, actor: User | str | None) -> None:
         return
     step_types.load()
     definitions = {step["id"]: step for step in steps_of(workflow.definition)}
-    rows = list(CaseStep.objects.filter(case=case).order_by("position"))
+    if rows is None:
+        rows = list(CaseStep.objects.filter(case=case).order_by("position"))
     by_id = {row.step_id: row for row in rows}
     progressed = True
     while progressed:
