@@ -118,7 +118,7 @@ def measure(name: str, call: Any, calls: int, top: int) -> float:
         call()
     profiler.disable()
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("CASE_PROFILE_SORT", "cumulative")).print_stats(top)
     print(f"== {name}: {per_call:.2f} ms CPU per call (process time, {calls} calls, no profiler)")
     print(out.getvalue())
     return per_call
@@ -149,7 +149,7 @@ def main() -> None:
     )
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--top", type=int, default=30)
-    parser.add_argument("--only", choices=["read", "list", "create"], action="append")
+    parser.add_argument("--only", choices=["read", "list", "create", "create-workflow"], action="append")
     parser.add_argument("--statements", action="store_true", help="print one call's SQL statements")
     args = parser.parse_args()
     env = environment()
@@ -178,6 +178,25 @@ def main() -> None:
         status, body = call("POST", "/cases", {"caseTypeId": case_type["id"], "data": data})
         assert status == 201, body
 
+    # A second case type whose default published workflow starts with a task (its second step waits):
+    # a create there also writes the steps, activates the first and broadcasts it after commit.
+    status, permit = call("POST", "/case-types", {"key": "permit", "displayName": "Permit", "schema": SCHEMA})
+    assert status == 201, permit
+    steps = [
+        {"id": "review", "name": "Review", "type": "task"},
+        {"id": "decide", "name": "Decide", "type": "task", "dependsOn": ["review"]},
+    ]
+    status, workflow = call("POST", "/workflows", {"caseTypeKey": "permit", "name": "Permit", "steps": steps})
+    assert status == 201, workflow
+    status, body = call("POST", f"/workflows/{workflow['id']}/publish")
+    assert status == 200, body
+
+    def create_with_workflow() -> None:
+        n = next(counter)
+        data = {"applicant": {"name": f"Ann {n}"}, "amount": n % 900}
+        status, body = call("POST", "/cases", {"caseTypeId": permit["id"], "data": data})
+        assert status == 201 and body["workflowVersionId"] == workflow["id"], body
+
     ids = []
     for _ in range(200):
         n = next(counter)
@@ -192,9 +211,10 @@ def main() -> None:
         status, body = call("GET", "/cases?limit=25")
         assert status == 200, body
 
-    chosen = args.only or ["read", "list", "create"]
+    chosen = args.only or ["read", "list", "create", "create-workflow"]
     results = {}
-    for name, fn in (("read", read), ("list", listing), ("create", create)):
+    operations = (("read", read), ("list", listing), ("create", create), ("create-workflow", create_with_workflow))
+    for name, fn in operations:
         if name in chosen:
             results[name] = measure(f"{name}", fn, args.calls, args.top)
             if args.statements:
