@@ -118,7 +118,9 @@ def measure(name: str, call: Any, calls: int, top: int) -> float:
         call()
     profiler.disable()
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("CASE_PROFILE_SORT", "cumulative")).print_stats(top)
+    pstats.Stats(profiler, stream=out).sort_stats(
+        os.environ.get("CASE_PROFILE_SORT", "cumulative")
+    ).print_stats(top)
     print(f"== {name}: {per_call:.2f} ms CPU per call (process time, {calls} calls, no profiler)")
     print(out.getvalue())
     return per_call
@@ -213,7 +215,12 @@ def main() -> None:
 
     chosen = args.only or ["read", "list", "create", "create-workflow"]
     results = {}
-    operations = (("read", read), ("list", listing), ("create", create), ("create-workflow", create_with_workflow))
+    operations = (
+        ("read", read),
+        ("list", listing),
+        ("create", create),
+        ("create-workflow", create_with_workflow),
+    )
     for name, fn in operations:
         if name in chosen:
             results[name] = measure(f"{name}", fn, args.calls, args.top)
