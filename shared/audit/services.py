@@ -4,7 +4,8 @@ Appends are serialized per chain so that concurrent writers never fork it: on Po
 transaction-scoped advisory lock keyed by the chain; on SQLite by the database's single writer (the
 settings begin every transaction IMMEDIATE, so the read of the chain's last entry already holds
 the write lock). The caller's transaction holds the lock, so the audit row commits or rolls back
-together with the change it records. The append-only trigger is PostgreSQL's alone: on SQLite (the
+together with the change it records. A model naming an `APPEND_FUNCTION` (PostgreSQL) does the lock,
+the head read and the insert in one statement (`append_function_sql`). The append-only trigger is PostgreSQL's alone: on SQLite (the
 embedded development default) verification is what catches a changed row.
 """
 
