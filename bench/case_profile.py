@@ -4,14 +4,15 @@ Calls the service's WSGI application directly (every middleware, authentication,
 tenant scope, audit row; no network, no server), so the figures are the service's own CPU per
 request, independent of the HTTP server and of other load on the machine:
 
-    .venv/bin/python bench/case_profile.py                 # read, list and create, 300 calls each
+    .venv/bin/python bench/case_profile.py   # read, list, create, create-workflow: 300 calls each
     .venv/bin/python bench/case_profile.py --calls 1000 --top 25 --only read
     .venv/bin/python bench/case_profile.py --only create --statements   # also list one call's SQL
 
 It drops and recreates the database `case_profile` (or `$CASE_PROFILE_DB`) on postgres@127.0.0.1:5432 (production settings;
-Redis from CASE_REDIS_URL, default 127.0.0.1:6379), creates a tenant, a case type and 200 cases, then
-per operation prints the CPU time per call (process time) and cProfile's top functions by
-cumulative time.
+Redis from CASE_REDIS_URL, default 127.0.0.1:6379), creates a tenant, a case type and 200 cases, and a
+second case type with a published workflow (`create-workflow` creates its cases), then per operation
+prints the CPU time per call (process time) and cProfile's top functions by cumulative time
+(`CASE_PROFILE_SORT=tottime` sorts by own time).
 """
 
 from __future__ import annotations
