@@ -60,16 +60,21 @@ class _SendLoop:
     TIMEOUT = 10.0  # seconds; a send that takes longer is abandoned and logged
 
     def __init__(self) -> None:
+        self._reset()
+        # A forked child (a Celery worker) has neither the parent's loop thread nor, safely, its lock.
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._pid = 0
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
-            if self._loop is None or self._pid != os.getpid():
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="channel-layer-sends", daemon=True).start()
-                self._loop, self._pid = loop, os.getpid()
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=self._loop.run_forever, name="channel-layer-sends", daemon=True
+                ).start()
             return self._loop
 
     def run(self, coroutine: Coroutine[Any, Any, Any]) -> None:
