@@ -4,13 +4,15 @@ Calls the service's WSGI application directly (every middleware, authentication,
 tenant scope, audit row; no network, no server), so the figures are the service's own CPU per
 request, independent of the HTTP server and of other load on the machine:
 
-    .venv/bin/python bench/case_profile.py                 # read, list and create, 300 calls each
+    .venv/bin/python bench/case_profile.py   # read, list, create, create-workflow: 300 calls each
     .venv/bin/python bench/case_profile.py --calls 1000 --top 25 --only read
+    .venv/bin/python bench/case_profile.py --only create --statements   # also list one call's SQL
 
 It drops and recreates the database `case_profile` (or `$CASE_PROFILE_DB`) on postgres@127.0.0.1:5432 (production settings;
-Redis from CASE_REDIS_URL, default 127.0.0.1:6379), creates a tenant, a case type and 200 cases, then
-per operation prints the CPU time per call (process time) and cProfile's top functions by
-cumulative time.
+Redis from CASE_REDIS_URL, default 127.0.0.1:6379), creates a tenant, a case type and 200 cases, and a
+second case type with a published workflow (`create-workflow` creates its cases), then per operation
+prints the CPU time per call (process time) and cProfile's top functions by cumulative time
+(`CASE_PROFILE_SORT=tottime` sorts by own time).
 """
 
 from __future__ import annotations
@@ -117,10 +119,31 @@ def measure(name: str, call: Any, calls: int, top: int) -> float:
         call()
     profiler.disable()
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(profiler, stream=out).sort_stats(
+        os.environ.get("CASE_PROFILE_SORT", "cumulative")
+    ).print_stats(top)
     print(f"== {name}: {per_call:.2f} ms CPU per call (process time, {calls} calls, no profiler)")
     print(out.getvalue())
     return per_call
+
+
+def statements(name: str, call: Any) -> int:
+    """The SQL statements one call sends, as Django's cursor sees them (psycopg's BEGIN and COMMIT
+    are not among them: a transaction adds those two round trips)."""
+    from django.db import connection
+
+    seen: list[str] = []
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        seen.append(" ".join(sql.split()))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        call()
+    print(f"== {name}: {len(seen)} statements in one call")
+    for sql in seen:
+        print(f"   {sql[:160]}")
+    return len(seen)
 
 
 def main() -> None:
@@ -129,7 +152,8 @@ def main() -> None:
     )
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--top", type=int, default=30)
-    parser.add_argument("--only", choices=["read", "list", "create"], action="append")
+    parser.add_argument("--only", choices=["read", "list", "create", "create-workflow"], action="append")
+    parser.add_argument("--statements", action="store_true", help="print one call's SQL statements")
     args = parser.parse_args()
     env = environment()
     prepare(env)
@@ -157,6 +181,25 @@ def main() -> None:
         status, body = call("POST", "/cases", {"caseTypeId": case_type["id"], "data": data})
         assert status == 201, body
 
+    # A second case type whose default published workflow starts with a task (its second step waits):
+    # a create there also writes the steps, activates the first and broadcasts it after commit.
+    status, permit = call("POST", "/case-types", {"key": "permit", "displayName": "Permit", "schema": SCHEMA})
+    assert status == 201, permit
+    steps = [
+        {"id": "review", "name": "Review", "type": "task"},
+        {"id": "decide", "name": "Decide", "type": "task", "dependsOn": ["review"]},
+    ]
+    status, workflow = call("POST", "/workflows", {"caseTypeKey": "permit", "name": "Permit", "steps": steps})
+    assert status == 201, workflow
+    status, body = call("POST", f"/workflows/{workflow['id']}/publish")
+    assert status == 200, body
+
+    def create_with_workflow() -> None:
+        n = next(counter)
+        data = {"applicant": {"name": f"Ann {n}"}, "amount": n % 900}
+        status, body = call("POST", "/cases", {"caseTypeId": permit["id"], "data": data})
+        assert status == 201 and body["workflowVersionId"] == workflow["id"], body
+
     ids = []
     for _ in range(200):
         n = next(counter)
@@ -171,11 +214,19 @@ def main() -> None:
         status, body = call("GET", "/cases?limit=25")
         assert status == 200, body
 
-    chosen = args.only or ["read", "list", "create"]
+    chosen = args.only or ["read", "list", "create", "create-workflow"]
     results = {}
-    for name, fn in (("read", read), ("list", listing), ("create", create)):
+    operations = (
+        ("read", read),
+        ("list", listing),
+        ("create", create),
+        ("create-workflow", create_with_workflow),
+    )
+    for name, fn in operations:
         if name in chosen:
             results[name] = measure(f"{name}", fn, args.calls, args.top)
+            if args.statements:
+                statements(name, fn)
     print("CPU per call: " + ", ".join(f"{k} {v:.2f} ms" for k, v in results.items()))
 
 

@@ -10,6 +10,9 @@ class AuditEvent(AuditEventBase):
         "tenancy.Tenant", on_delete=models.PROTECT, related_name="+", db_constraint=True
     )
 
+    APPEND_FUNCTION = "audit_auditevent_append"  # migration 0005 installs it (PostgreSQL)
+    APPEND_EXTRA_COLUMNS = ("tenant_id",)
+
     class Meta(AuditEventBase.Meta):
         constraints = [
             models.UniqueConstraint(fields=["chain", "sequence"], name="audit_event_chain_sequence")

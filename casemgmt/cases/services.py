@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
+from uuid import UUID
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
+from jsonschema import Draft7Validator
 
 from casemgmt.audit.services import record
-from casemgmt.cases.jsondata import check_schema, data_changes, merge_patch, search_text, validate_data
+from casemgmt.cases.jsondata import (
+    check_schema,
+    data_changes,
+    draft7_validator,
+    merge_patch,
+    schema_errors,
+    search_text,
+    validate_data,
+)
 from casemgmt.cases.models import Case, CaseCounter, CaseType
-from casemgmt.connectors.events import case_event_webhooks
+from casemgmt.connectors.events import WEBHOOK, case_event_webhooks, case_event_webhooks_configured
+from casemgmt.connectors.models import ConnectorConfig
+from casemgmt.connectors.selectors import connector_config_get_or_none
 from casemgmt.realtime.events import broadcast_on_commit
+from casemgmt.tenancy.models import Tenant
 from casemgmt.tenancy.selectors import default_sla_hours
 from casemgmt.workflows.engine import workflow_halt, workflow_start
 from casemgmt.workflows.models import Workflow
@@ -128,7 +143,11 @@ def _next_case_number(tenant_id: Any, case_type: CaseType) -> str:
     if row is None:  # a counter row is made with the case type; this covers rows loaded otherwise
         _lock_counter(tenant_id, case_type.key)
         return _next_case_number(tenant_id, case_type)
-    return f"{case_type.prefix}-{row[0]:06d}"
+    return _case_number(case_type, row[0])
+
+
+def _case_number(case_type: CaseType, number: int) -> str:
+    return f"{case_type.prefix}-{number:06d}"
 
 
 def _default_display_name(case_type: CaseType, number: str, data: dict[str, Any]) -> str:
@@ -148,11 +167,97 @@ def resolve_workflow(*, tenant_id: Any, case_type: CaseType, workflow_version_id
         return workflows.filter(is_default=True).first()
     workflow = workflows.filter(id=workflow_version_id).first()
     if workflow is None:
-        raise ValidationFailed(
-            "workflowVersionId is not a published workflow version of this case type",
-            field="workflowVersionId",
-        )
+        raise _not_published()
     return workflow
+
+
+def _not_published() -> ValidationFailed:
+    return ValidationFailed(
+        "workflowVersionId is not a published workflow version of this case type",
+        field="workflowVersionId",
+    )
+
+
+@lru_cache(maxsize=1024)
+def _published_workflow(workflow_id: UUID) -> Workflow:
+    """A published version's definition, SLA and autoClose never change (editing one makes a new
+    draft), so a process may keep it; whether it is still published and the default is read on every
+    create. Only those frozen fields are read from the kept row."""
+    return Workflow.objects.get(pk=workflow_id)
+
+
+# Validators of case types' schemas, by case type id: a registered schema never changes, and
+# building a validator costs more than most validations.
+_validators: dict[UUID, Draft7Validator] = {}
+
+
+def _validator(case_type: CaseType) -> Draft7Validator:
+    validator = _validators.get(case_type.id)
+    if validator is None:
+        if len(_validators) >= 1024:
+            _validators.clear()
+        validator = _validators[case_type.id] = draft7_validator(case_type.schema)
+    return validator
+
+
+class _CreateContext(NamedTuple):
+    """What a create reads besides the case type: its number, the workflow it binds, the SLA hours
+    when neither the case type nor the workflow sets them, and the stored webhook configuration."""
+
+    number: str
+    workflow: Workflow | None
+    default_sla_hours: int
+    webhook_config: str | None
+
+
+# PostgreSQL: one statement takes the next number (the counter's row lock, held to commit: numbers
+# are gap-free and unique, as in `_next_case_number`) and reads the rest of `_CreateContext`. The
+# reads use the statement's snapshot; none of them depends on the counter lock.
+CREATE_CONTEXT_SQL = f"""
+WITH number AS (
+  UPDATE {CaseCounter._meta.db_table} SET last_number = last_number + 1
+  WHERE tenant_id = %(tenant)s AND key = %(key)s RETURNING last_number
+)
+SELECT
+  (SELECT last_number FROM number),
+  (SELECT w.id FROM {Workflow._meta.db_table} w
+    WHERE w.tenant_id = %(tenant)s AND w.case_type_key = %(key)s AND w.status = '{Workflow.PUBLISHED}'
+      AND CASE WHEN %(workflow)s::uuid IS NULL THEN w.is_default ELSE w.id = %(workflow)s::uuid END),
+  (SELECT t.default_sla_hours FROM {Tenant._meta.db_table} t WHERE t.id = %(tenant)s),
+  (SELECT c.config_encrypted FROM {ConnectorConfig._meta.db_table} c
+    WHERE c.tenant_id = %(tenant)s AND c.key = '{WEBHOOK}')
+"""
+
+
+def _create_context(tenant_id: UUID, case_type: CaseType, workflow_version_id: Any) -> _CreateContext:
+    if connection.vendor != "postgresql":  # SQLite (embedded): the same reads, one at a time
+        workflow = resolve_workflow(
+            tenant_id=tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
+        )
+        config = connector_config_get_or_none(tenant_id=tenant_id, key=WEBHOOK)
+        return _CreateContext(
+            number=_next_case_number(tenant_id, case_type),
+            workflow=workflow,
+            default_sla_hours=default_sla_hours(tenant_id=tenant_id),
+            webhook_config=config.config_encrypted if config else None,
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            CREATE_CONTEXT_SQL,
+            {"tenant": tenant_id, "key": case_type.key, "workflow": workflow_version_id},
+        )
+        number, workflow_id, tenant_sla_hours, webhook_config = cursor.fetchone()
+    if number is None:  # no counter row (see `_next_case_number`): make it, then take the number
+        _lock_counter(tenant_id, case_type.key)
+        return _create_context(tenant_id, case_type, workflow_version_id)
+    if workflow_id is None and workflow_version_id is not None:
+        raise _not_published()  # the rollback gives the number back
+    return _CreateContext(
+        number=_case_number(case_type, number),
+        workflow=_published_workflow(workflow_id) if workflow_id else None,
+        default_sla_hours=tenant_sla_hours or settings.CASE_DEFAULT_SLA_HOURS,
+        webhook_config=webhook_config,
+    )
 
 
 @transaction.atomic
@@ -164,23 +269,22 @@ def case_create(
     workflow_version_id: Any = None,
     display_name: str | None = None,
 ) -> Case:
+    tenant_id = user.member_tenant_id
     data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
-    workflow = resolve_workflow(
-        tenant_id=user.member_tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
-    )
-    validate_data(case_type.schema, data)  # 400 listing every schema failure
-    number = _next_case_number(user.member_tenant_id, case_type)
+    # Validated before the counter is taken, so its lock is not held while a schema runs.
+    errors = schema_errors(case_type.schema, data, validator=_validator(case_type))
+    if errors:  # 400 listing every schema failure; a bad workflowVersionId is reported first
+        resolve_workflow(tenant_id=tenant_id, case_type=case_type, workflow_version_id=workflow_version_id)
+        raise ValidationFailed.from_errors(errors)
+    context = _create_context(tenant_id, case_type, workflow_version_id)
+    workflow, number = context.workflow, context.number
     name = display_name or _default_display_name(case_type, number, data)
     created_at = timezone.now()
     # Every case gets a deadline: the case type's slaHours win, else the bound workflow's, else the
     # tenant's default (itself falling back to the service's).
-    sla_hours = (
-        case_type.sla_hours
-        or (workflow.sla_hours if workflow else None)
-        or default_sla_hours(tenant_id=user.member_tenant_id)
-    )
+    sla_hours = case_type.sla_hours or (workflow.sla_hours if workflow else None) or context.default_sla_hours
     case = Case.objects.create(
-        tenant_id=user.member_tenant_id,
+        tenant_id=tenant_id,
         case_type=case_type,
         case_number=number,
         display_name=name,
@@ -192,7 +296,7 @@ def case_create(
         search_text=search_text(case_number=number, display_name=name, data=data),
     )
     record(
-        tenant_id=user.member_tenant_id,
+        tenant_id=tenant_id,
         actor=str(user.id),
         action="case:created",
         resource=f"cases/{case.id}",
@@ -206,7 +310,7 @@ def case_create(
     )
     if workflow is not None:
         workflow_start(case=case, actor=user)
-    case_event_webhooks(case=case, event="case:created")
+    case_event_webhooks_configured(case=case, event="case:created", stored=context.webhook_config)
     return case
 
 
@@ -240,7 +344,7 @@ def case_update_data(*, user: User, case: Case, patch: dict[str, Any], expected_
     if case.status != Case.ACTIVE:
         raise InvalidState(f"Case is {case.status}; its data can no longer change.")
     merged = merge_patch(case.data, patch)
-    validate_data(case.case_type.schema, merged)  # the merged result must validate
+    validate_data(case.case_type.schema, merged, validator=_validator(case.case_type))  # merged must validate
     changes = data_changes(case.data, merged)
     if not changes["after"]:
         return case  # nothing changed: no new version, no audit row

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from casemgmt.connectors.crypto import UndecryptableConfig
+from casemgmt.connectors.crypto import UndecryptableConfig, decrypt_json
 from casemgmt.connectors.delivery import delivery_create
-from casemgmt.connectors.selectors import connector_config_values
+from casemgmt.connectors.selectors import connector_config_get_or_none
 from casemgmt.workflows.engine import template_context
 
 if TYPE_CHECKING:
@@ -21,9 +21,21 @@ if TYPE_CHECKING:
 CASE_EVENTS = ("case:created", "case:updated", "case:closed", "case:cancelled")
 
 
+WEBHOOK = "webhook"  # the connector key whose configuration subscribes to case events
+
+
 def case_event_webhooks(*, case: Case, event: str) -> None:
+    row = connector_config_get_or_none(tenant_id=case.tenant_id, key=WEBHOOK)
+    case_event_webhooks_configured(case=case, event=event, stored=row.config_encrypted if row else None)
+
+
+def case_event_webhooks_configured(*, case: Case, event: str, stored: str | None) -> None:
+    """`case_event_webhooks` for a caller that has read the stored (encrypted) configuration itself,
+    None when there is none: case creation reads it in the statement that takes the case number."""
+    if stored is None:
+        return
     try:
-        config = connector_config_values(tenant_id=case.tenant_id, key="webhook") or {}
+        config = decrypt_json(stored) or {}
     except UndecryptableConfig:
         return  # a configuration no key opens cannot name a receiver; the case change still stands
     if event not in (config.get("events") or []) or not config.get("webhookUrl"):

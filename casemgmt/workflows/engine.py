@@ -8,6 +8,7 @@ cannot both miss each other: activation happens in the same transaction as its c
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from casemgmt.audit.services import record
@@ -33,11 +34,15 @@ def actor_id(actor: User | str | None) -> str:
 
 
 def workflow_start(*, case: Case, actor: User | str | None) -> None:
-    """Creates the case's steps from its bound workflow version and activates the first ones."""
+    """Creates the case's steps from its bound workflow version and activates the first ones.
+
+    The first steps are entered before the rows are written, so they are inserted in their entered
+    state (one INSERT, no UPDATE per step); their activation runs once they are stored."""
     workflow = case.workflow_version
     if workflow is None:
         return
     step_types.load()
+    definitions = steps_of(workflow.definition)
     rows = [
         CaseStep(
             tenant_id=case.tenant_id,
@@ -49,10 +54,14 @@ def workflow_start(*, case: Case, actor: User | str | None) -> None:
             is_task=step["type"] == "task",
             role=step.get("role") or "",
         )
-        for position, step in enumerate(steps_of(workflow.definition))
+        for position, step in enumerate(definitions)
     ]
+    entered = list(_advance(rows=rows, definitions={step["id"]: step for step in definitions}, case=case))
     CaseStep.objects.bulk_create(rows)
-    workflow_advance(case=case, actor=actor)
+    for row, step, _ in entered:
+        if row.status == CaseStep.ACTIVE:
+            _activate(row=row, step=step, case=case, actor=actor_id(actor))
+    _maybe_auto_close(case=case, auto_close=workflow.auto_close, rows=rows, actor=actor_id(actor))
 
 
 def workflow_halt(*, case: Case, actor: User | str | None) -> None:
@@ -92,6 +101,18 @@ def workflow_advance(*, case: Case, actor: User | str | None) -> None:
     step_types.load()
     definitions = {step["id"]: step for step in steps_of(workflow.definition)}
     rows = list(CaseStep.objects.filter(case=case).order_by("position"))
+    for row, step, changed in _advance(rows=rows, definitions=definitions, case=case):
+        row.save(update_fields=changed)
+        if row.status == CaseStep.ACTIVE:
+            _activate(row=row, step=step, case=case, actor=actor_id(actor))
+    _maybe_auto_close(case=case, auto_close=workflow.auto_close, rows=rows, actor=actor_id(actor))
+
+
+def _advance(
+    *, rows: list[CaseStep], definitions: dict[str, dict[str, Any]], case: Case
+) -> Iterator[tuple[CaseStep, dict[str, Any], list[str]]]:
+    """Enters, in position order and until nothing changes, every pending step whose dependencies
+    are done; yields each entered row (changed in memory only), its definition and the fields set."""
     by_id = {row.step_id: row for row in rows}
     progressed = True
     while progressed:
@@ -101,12 +122,13 @@ def workflow_advance(*, case: Case, actor: User | str | None) -> None:
             if row.status != CaseStep.PENDING or step is None:
                 continue
             if all(by_id[dep].status in DONE for dep in step["dependsOn"] if dep in by_id):
-                _enter(row=row, step=step, case=case, actor=actor_id(actor))
+                yield row, step, _enter(row=row, step=step, case=case)
                 progressed = True
-    _maybe_auto_close(case=case, auto_close=workflow.auto_close, rows=rows, actor=actor_id(actor))
 
 
-def _enter(*, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
+def _enter(*, row: CaseStep, step: dict[str, Any], case: Case) -> list[str]:
+    """The step becomes active, or skipped (false condition), or failed (a condition that fails to
+    render); returns the fields changed. The caller stores the row, then activates an active one."""
     now = now_ms()
     condition = step.get("condition")
     if condition:
@@ -114,14 +136,16 @@ def _enter(*, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> No
             holds = condition_holds(condition, template_context(case))
         except TemplateError as exc:
             row.status, row.error, row.completed_at = CaseStep.FAILED, f"condition failed: {exc}", now
-            row.save(update_fields=["status", "error", "completed_at"])
-            return
+            return ["status", "error", "completed_at"]
         if not holds:
             row.status, row.completed_at = CaseStep.SKIPPED, now
-            row.save(update_fields=["status", "completed_at"])
-            return
+            return ["status", "completed_at"]
     row.status, row.activated_at = CaseStep.ACTIVE, now
-    row.save(update_fields=["status", "activated_at"])
+    return ["status", "activated_at"]
+
+
+def _activate(*, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
+    """The stored, now active step's type starts its work (inside this transaction)."""
     step_types.REGISTRY[row.type].activate(row=row, step=step, case=case, actor=actor)
     broadcast_on_commit(
         tenant_id=case.tenant_id,

@@ -4,7 +4,8 @@ Appends are serialized per chain so that concurrent writers never fork it: on Po
 transaction-scoped advisory lock keyed by the chain; on SQLite by the database's single writer (the
 settings begin every transaction IMMEDIATE, so the read of the chain's last entry already holds
 the write lock). The caller's transaction holds the lock, so the audit row commits or rolls back
-together with the change it records. The append-only trigger is PostgreSQL's alone: on SQLite (the
+together with the change it records. A model naming an `APPEND_FUNCTION` (PostgreSQL) does the lock,
+the head read and the insert in one statement (`append_function_sql`). The append-only trigger is PostgreSQL's alone: on SQLite (the
 embedded development default) verification is what catches a changed row.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,7 +24,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from shared.api.time import iso, now_ms
-from shared.audit.hashing import canonical_value, compute_hash, entry_of
+from shared.audit.hashing import canonical_json, canonical_value, compute_hash, entry_of
 from shared.audit.models import ERASED_HASH, GENESIS_HASH, AuditEventBase
 from shared.locks import lock_name
 
@@ -44,25 +46,122 @@ def audit_append(
     changes: dict[str, Any] | None = None,
     **extra: Any,
 ) -> AuditEventBase:
+    event = model(
+        id=uuid.uuid4(),
+        chain=chain,
+        actor=actor,
+        action=action,
+        resource=resource,
+        # Hashed in the form the database will hand back, so the stored event verifies.
+        changes=canonical_value(changes or {}),
+        **extra,
+    )
+    if model.APPEND_FUNCTION and connection.vendor == "postgresql":
+        _append_in_sql(event)
+        return event
     with transaction.atomic():
         _lock_chain(model, chain)
         last = model.objects.filter(chain=chain).order_by("-sequence").only("sequence", "hash").first()
-        event = model(
-            chain=chain,
-            sequence=(last.sequence + 1) if last else 1,
-            timestamp=now_ms(),
-            actor=actor,
-            action=action,
-            resource=resource,
-            changes=changes or {},
-            previous_hash=last.hash if last else GENESIS_HASH,
-            **extra,
-        )
-        # Hashed in the form the database will hand back, so the stored event verifies.
-        event.changes = canonical_value(event.changes)
+        event.sequence = (last.sequence + 1) if last else 1
+        event.previous_hash = last.hash if last else GENESIS_HASH
+        event.timestamp = now_ms()  # taken under the lock: timestamps follow the chain's order
         event.hash = compute_hash(event.previous_hash, entry_of(event))
         event.save(force_insert=True)
         return event
+
+
+# The canonical entry's keys sort with "timestamp" last, so the entry without its timestamp value
+# ends like this; the append function writes the timestamp (taken under the lock) and closes it.
+_OPEN_TIMESTAMP = '"timestamp":""}'
+
+
+def _append_in_sql(event: AuditEventBase) -> None:
+    """One statement: the table's append function (`append_function_sql`) takes the chain lock,
+    reads the head and inserts the event, in the caller's transaction (a statement of its own when
+    there is none). The hash it stored is recomputed here with `compute_hash` and must match, so the
+    two definitions cannot drift apart unnoticed."""
+    model = type(event)
+    entry = canonical_json({**entry_of(event), "timestamp": ""})  # the event has no timestamp yet
+    if not entry.endswith(_OPEN_TIMESTAMP):
+        raise RuntimeError("the canonical audit entry no longer ends with its timestamp")
+    extra = [getattr(event, column) for column in model.APPEND_EXTRA_COLUMNS]
+    placeholders = ", ".join(["%s"] * (7 + len(extra)))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT * FROM {model.APPEND_FUNCTION}({placeholders})",
+            [event.id, event.chain, event.actor, event.action, event.resource, json.dumps(event.changes),
+             entry[: -len('"}')], *extra],
+        )  # fmt: skip
+        event.sequence, event.timestamp, event.previous_hash, event.hash = cursor.fetchone()
+    if event.hash != compute_hash(event.previous_hash, entry_of(event)):
+        raise RuntimeError(f"{model.APPEND_FUNCTION} hashed event {event.id} differently from compute_hash")
+    event._state.adding, event._state.db = False, connection.alias  # stored, as save() would leave it
+
+
+def append_function_sql(table: str, extra_columns: dict[str, str]) -> tuple[str, str]:
+    """PostgreSQL function `<table>_append(id, chain, actor, action, resource, changes, entry_head,
+    <extra columns>)` returning the sequence, timestamp, previous hash and hash of the event it
+    inserted.
+
+    It does in one round trip what the ORM append does in three, with the same guarantees: the
+    chain's advisory lock (the key `_lock_chain` uses) first; then the timestamp (database clock,
+    milliseconds) and the head, read with a snapshot taken after the lock was granted (a VOLATILE
+    function's statements each take a fresh snapshot under READ COMMITTED, so the head the previous
+    holder committed is seen); then the insert. `entry_head` is the canonical JSON of the entry up
+    to its timestamp's opening quote (see `_append_in_sql`); the hash is 'sha256:' +
+    hex(sha256(previous_hash || entry)) over UTF-8, exactly `compute_hash`."""
+    function = f"{table}_append"
+    params = "".join(f", p_{name} {sql_type}" for name, sql_type in extra_columns.items())
+    columns = "".join(f", {name}" for name in extra_columns)
+    values = "".join(f", p_{name}" for name in extra_columns)
+    forward = f"""
+CREATE OR REPLACE FUNCTION {function}(
+  p_id uuid, p_chain varchar, p_actor varchar, p_action varchar, p_resource varchar,
+  p_changes jsonb, p_entry_head text{params}
+) RETURNS TABLE (out_sequence bigint, out_timestamp timestamptz, out_previous_hash varchar, out_hash varchar)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  head_sequence bigint;
+  head_hash varchar;
+  stamp timestamptz;
+  new_hash varchar;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('{table}:' || p_chain, 0));
+  stamp := date_trunc('milliseconds', clock_timestamp());
+  SELECT e.sequence, e.hash INTO head_sequence, head_hash
+    FROM {table} e WHERE e.chain = p_chain ORDER BY e.sequence DESC LIMIT 1;
+  head_sequence := COALESCE(head_sequence, 0) + 1;
+  head_hash := COALESCE(head_hash, '{GENESIS_HASH}');
+  new_hash := 'sha256:' || encode(sha256(convert_to(
+    head_hash || p_entry_head || to_char(stamp AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"}}',
+    'UTF8')), 'hex');
+  INSERT INTO {table} (id, chain, sequence, timestamp, actor, action, resource, changes, hash,
+                       previous_hash, erased, deleted{columns})
+    VALUES (p_id, p_chain, head_sequence, stamp, p_actor, p_action, p_resource, p_changes,
+            new_hash, head_hash, false, false{values});
+  RETURN QUERY SELECT head_sequence, stamp, head_hash, new_hash;
+END;
+$$;
+"""
+    backward = f"DROP FUNCTION IF EXISTS {function};"
+    return forward, backward
+
+
+def install_append_function_operation(table: str, extra_columns: dict[str, str]) -> Any:
+    """A migration operation that installs `append_function_sql` on PostgreSQL, nothing elsewhere."""
+    from django.db import migrations
+
+    forward_sql, backward_sql = append_function_sql(table, extra_columns)
+
+    def forward(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(forward_sql, params=None)
+
+    def backward(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(backward_sql, params=None)
+
+    return migrations.RunPython(forward, backward)
 
 
 class ChainEntry(NamedTuple):

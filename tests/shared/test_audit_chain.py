@@ -5,6 +5,7 @@ import uuid
 
 import pytest
 from django.db import DatabaseError, connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
 
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy.models import Tenant
@@ -73,6 +74,14 @@ def test_eight_concurrent_writers_leave_one_linear_chain():
     assert [e.sequence for e in events] == list(range(1, 81))
     assert len({e.previous_hash for e in events}) == 80  # no two entries share a parent: no fork
     assert audit.audit_verify(events).is_valid
+    # Each timestamp is taken under the chain lock, so time never runs backwards along the chain.
+    assert all(a.timestamp <= b.timestamp for a, b in zip(events, events[1:], strict=False))
+
+
+def test_an_append_is_one_statement_with_no_savepoint(chain_tenant):
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        append(chain_tenant)
+    assert len(queries.captured_queries) == 1, [q["sql"] for q in queries.captured_queries]
 
 
 FIELDS = {

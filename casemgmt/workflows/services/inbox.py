@@ -61,6 +61,7 @@ def tenant_user(*, tenant_id: Any, user_id: Any, field: str) -> User:
 
 def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: str) -> None:
     """Called by the engine when a task step activates: SLA and optional initial assignee."""
+    stored = (row.is_task, row.due_at, row.assigned_to_id)  # callers hold the row as stored
     row.is_task, row.due_at = True, due_at
     assignee = (
         User.objects.filter(tenant_id=row.tenant_id, id=assign_to, is_active=True).first()
@@ -69,7 +70,8 @@ def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: 
     )
     if assignee is not None:
         row.assigned_to = assignee
-    row.save(update_fields=["is_task", "due_at", "assigned_to"])
+    if (row.is_task, row.due_at, row.assigned_to_id) != stored:  # a task without SLA or assignee: no UPDATE
+        row.save(update_fields=["is_task", "due_at", "assigned_to"])
     if assignee is not None:
         task_audit(row, actor, "task:assigned", {"assignedTo": str(assignee.id)})
         _announce_assignment(row)

@@ -33,7 +33,15 @@ def register(step_type: StepType) -> StepType:
     return step_type
 
 
+_loaded = False
+
+
 def load() -> None:
-    """Imports every module of this package; each registers its type on import."""
+    """Imports every module of this package; each registers its type on import. Once per process:
+    listing the package's folder on every call cost a case creation a directory scan."""
+    global _loaded
+    if _loaded:
+        return
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
+    _loaded = True

@@ -4,10 +4,12 @@ import uuid
 from datetime import datetime, timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from casemgmt.audit.models import AuditEvent
 from casemgmt.cases.models import Case, CaseCounter
-from casemgmt.cases.services import case_type_create
+from casemgmt.cases.services import case_create, case_type_create
 from tests.casemgmt.cases.conftest import VALID_DATA
 
 pytestmark = pytest.mark.django_db
@@ -127,6 +129,28 @@ def test_missing_case_type_is_404(api, creator, outsider, other_tenant):
 def test_unknown_workflow_version_is_400(api, creator, case_type):
     response = create(api(creator), case_type, workflowVersionId=str(uuid.uuid4()))
     assert response.status_code == 400 and response.json()["details"]["field"] == "workflowVersionId"
+
+
+def test_a_bad_workflow_version_is_reported_before_bad_data(api, creator, case_type):
+    response = create(api(creator), case_type, data={"amount": -1}, workflowVersionId=str(uuid.uuid4()))
+    assert response.status_code == 400 and response.json()["details"]["field"] == "workflowVersionId"
+
+
+def test_refused_creates_leave_no_gap_in_the_numbers(api, creator, case_type):
+    # The workflow check comes after the number is taken; its 400 rolls the counter back.
+    assert create(api(creator), case_type, workflowVersionId=str(uuid.uuid4())).status_code == 400
+    assert create(api(creator), case_type, data={"amount": -1}).status_code == 400
+    assert create(api(creator), case_type).json()["caseNumber"] == "IC-000001"
+
+
+def test_create_is_three_statements(creator, case_type):
+    """Number (with workflow, tenant SLA and webhook configuration), case row, audit append: the
+    transaction's whole conversation with PostgreSQL besides BEGIN and COMMIT (savepoints aside,
+    which only the test's enclosing transaction causes)."""
+    with CaptureQueriesContext(connection) as queries:
+        case_create(user=creator, case_type=case_type, data=dict(VALID_DATA))
+    statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert len(statements) == 3, statements
 
 
 def test_create_permissions(api, reader, case_type):
