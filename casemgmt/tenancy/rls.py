@@ -48,14 +48,23 @@ def enabled(conn: BaseDatabaseWrapper | None = None) -> bool:
     return (conn or connection).vendor == "postgresql"
 
 
+# One statement each way (each is a round trip on every authenticated request): `set_config('role',
+# ...)` is `SET ROLE` as a function, so it shares a SELECT with the tenant setting; 'none' is RESET ROLE.
+_SWITCH = "SELECT set_config('app.tenant_id', %s, false), set_config('role', %s, false)"
+_SWITCH_TENANT_ONLY = "SELECT set_config('app.tenant_id', %s, false)"
+_SWITCH_BACK = "SELECT set_config('role', 'none', false), set_config('app.tenant_id', '', false)"
+
+
 def enter_tenant(tenant_id: UUID | str) -> None:
     """Switches this request's connection to the tenant context (until `leave_tenant`)."""
     if not enabled():
         return
+    role = role_name()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('app.tenant_id', %s, false)", [str(tenant_id)])
-        if role_name():
-            _set_role(cursor, f"SET ROLE {role_name()}")
+        if role:
+            _set_role(cursor, _SWITCH, [str(tenant_id), role])
+        else:
+            cursor.execute(_SWITCH_TENANT_ONLY, [str(tenant_id)])
     setattr(connection, _MARK, str(tenant_id))
 
 
@@ -64,16 +73,17 @@ def leave_tenant() -> None:
     if getattr(connection, _MARK, None) is None:
         return
     setattr(connection, _MARK, None)
-    if connection.connection is None or not connection.is_usable():
-        return  # closed or broken: its session state goes with it
+    if connection.connection is None:
+        return  # closed: its session state went with it
     if connection.in_atomic_block and connection.needs_rollback:
         return  # the rollback of the outer transaction undoes the switch made inside it
     try:
         with connection.cursor() as cursor:
-            cursor.execute("RESET ROLE; SELECT set_config('app.tenant_id', '', false)")
+            cursor.execute(_SWITCH_BACK)
     except DatabaseError:
-        # The connection broke after the check (a database restart): dropping it drops its
-        # session state too, and the response already written is not turned into a 500.
+        # The connection broke (a database restart): dropping it drops its session state too, and
+        # the response already written is not turned into a 500. No separate liveness check first:
+        # it would be one more round trip on every request for what this catches anyway.
         connection.close()
 
 
@@ -97,7 +107,7 @@ def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
             previous_role, previous_tenant = cursor.fetchone()
             cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_id)])
             if role_name():
-                _set_role(cursor, f"SET LOCAL ROLE {role_name()}")
+                _set_role(cursor, f"SET LOCAL ROLE {role_name()}", [])
         yield
         if nested:
             with connection.cursor() as cursor:
@@ -107,11 +117,11 @@ def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
                 )
 
 
-def _set_role(cursor: Any, statement: str) -> None:
+def _set_role(cursor: Any, statement: str, params: list[str]) -> None:
     # A missing role is invalid_parameter_value (a DataError), one not granted a ProgrammingError:
     # either way the request stops with a 503 instead of running unconfined.
     try:
-        cursor.execute(statement)
+        cursor.execute(statement, params or None)
     except (DataError, ProgrammingError) as exc:
         raise errors.NotConfigured(
             f"The database role {role_name()} for tenant isolation is missing or not granted "
