@@ -46,20 +46,20 @@ def case_out(case: Case) -> dict[str, Any]:
 
 def case_row_out(case: selectors.CaseRow) -> dict[str, Any]:
     return {
-        "id": str(case.id),
+        "id": case.id,
         "caseNumber": case.case_number,
         "displayName": case.display_name,
-        "caseTypeId": str(case.case_type_id),
+        "caseTypeId": case.case_type_id,
         "caseTypeKey": case.case_type_key,
-        "workflowVersionId": str(case.workflow_version_id) if case.workflow_version_id else None,
+        "workflowVersionId": case.workflow_version_id,
         "status": case.status,
         "data": case.data,
         "version": case.version,
-        "createdAt": iso(case.created_at),
-        "createdBy": str(case.created_by_id) if case.created_by_id else None,
-        "updatedAt": iso(case.updated_at),
-        "slaDeadline": iso(case.sla_deadline),
-        "closedAt": iso(case.closed_at),
+        "createdAt": case.created_at,
+        "createdBy": case.created_by_id,
+        "updatedAt": case.updated_at,
+        "slaDeadline": case.sla_deadline,
+        "closedAt": case.closed_at,
         "outcome": case.outcome or None,
         "statusReason": case.status_reason or None,
     }
@@ -78,10 +78,10 @@ def case_step_out(step: selectors.StepRow) -> dict[str, Any]:
         "name": step.name,
         "type": step.type,
         "status": step.status,
-        "activatedAt": iso(step.activated_at),
+        "activatedAt": step.activated_at,
     }
     if step.completed_at is not None:  # completedAt is absent while the step is active
-        out["completedAt"] = iso(step.completed_at)
+        out["completedAt"] = step.completed_at
     return out
 
 

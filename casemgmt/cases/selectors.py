@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from uuid import UUID
 
 from django.db import connection
@@ -33,7 +32,7 @@ from casemgmt.cases.models import Case, CaseType
 from casemgmt.workflows.models import CaseStep
 from shared.api.errors import NotFound, ValidationFailed
 from shared.api.pagination import EXACT_TOTAL_UP_TO, Page, list_total
-from shared.api.time import parse_iso
+from shared.api.time import iso, parse_iso
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
@@ -173,38 +172,45 @@ def current_steps(case_ids: list[Any]) -> dict[Any, str]:
 # and turning rows into Case, CaseType and Workflow instances (each decoding its JSON: the case's
 # data, the case type's schema, the workflow's definition) was most of their CPU, and a list took
 # three queries. On PostgreSQL both run one hand-written statement reading only the columns the
-# answer shows; the ORM path (SQLite) returns the same rows. Filters, their validation and the order
-# are those of `case_list`, so the list answers exactly as before.
+# answer shows, with ids and timestamps already in the API's text form (`to_char` truncates to
+# milliseconds as `shared.api.time.iso` does), so Python neither parses nor formats them. The ORM
+# path (SQLite) returns the same rows. Filters, their validation and the order are those of
+# `case_list`, so the list answers exactly as before.
 
 
 class CaseRow(NamedTuple):
-    """The columns of a case that its API representation shows (see `cases.apis.case_out`)."""
+    """A case as its API representation shows it (see `cases.apis.case_out`): ids and timestamps
+    as text, the data decoded."""
 
-    id: Any
+    id: str
     case_number: str
     display_name: str
-    case_type_id: Any
+    case_type_id: str
     case_type_key: str
-    workflow_version_id: Any
+    workflow_version_id: str | None
     status: str
     data: Any
     version: int
-    created_at: datetime
-    created_by_id: Any
-    updated_at: datetime
-    sla_deadline: datetime | None
-    closed_at: datetime | None
+    created_at: str
+    created_by_id: str | None
+    updated_at: str
+    sla_deadline: str | None
+    closed_at: str | None
     outcome: str
     status_reason: str
 
     @classmethod
     def of(cls, case: Case) -> CaseRow:
         return cls(
-            case.id, case.case_number, case.display_name, case.case_type_id, case.case_type.key,
-            case.workflow_version_id, case.status, case.data, case.version, case.created_at,
-            case.created_by_id, case.updated_at, case.sla_deadline, case.closed_at, case.outcome,
-            case.status_reason,
+            str(case.id), case.case_number, case.display_name, str(case.case_type_id), case.case_type.key,
+            _text(case.workflow_version_id), case.status, case.data, case.version,
+            cast(str, iso(case.created_at)), _text(case.created_by_id), cast(str, iso(case.updated_at)),
+            iso(case.sla_deadline), iso(case.closed_at), case.outcome, case.status_reason,
         )  # fmt: skip
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value is not None else None
 
 
 class StepRow(NamedTuple):
@@ -212,8 +218,8 @@ class StepRow(NamedTuple):
     name: str
     type: str
     status: str
-    activated_at: datetime | None
-    completed_at: datetime | None
+    activated_at: str | None  # as `iso` writes it
+    completed_at: str | None
 
 
 @dataclass
@@ -229,16 +235,21 @@ class CaseListPage:
     total: int
 
 
-_CASE_COLUMNS = """c.id, c.case_number, c.display_name, c.case_type_id, t.key, c.workflow_version_id,
-  c.status, c.data, c.version, c.created_at, c.created_by_id, c.updated_at, c.sla_deadline, c.closed_at,
-  c.outcome, c.status_reason"""
+def _iso_sql(column: str) -> str:
+    return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
 
-# The steps come as one JSON array (timestamps as ISO text), so the detail is one statement whether
-# or not the case has a workflow.
+
+_CASE_COLUMNS = f"""c.id::text, c.case_number, c.display_name, c.case_type_id::text, t.key,
+  c.workflow_version_id::text, c.status, c.data, c.version, {_iso_sql("c.created_at")},
+  c.created_by_id::text, {_iso_sql("c.updated_at")}, {_iso_sql("c.sla_deadline")},
+  {_iso_sql("c.closed_at")}, c.outcome, c.status_reason"""
+
+# The steps come as one JSON array, so the detail is one statement whether or not the case has a
+# workflow.
 PG_CASE_DETAIL = f"""
 SELECT {_CASE_COLUMNS}, w.version,
-  (SELECT json_agg(json_build_array(s.step_id, s.name, s.type, s.status, s.activated_at, s.completed_at)
-                   ORDER BY s.position)
+  (SELECT json_agg(json_build_array(s.step_id, s.name, s.type, s.status, {_iso_sql("s.activated_at")},
+                                    {_iso_sql("s.completed_at")}) ORDER BY s.position)
    FROM workflows_casestep s WHERE s.case_id = c.id AND c.workflow_version_id IS NOT NULL)
 FROM cases_case c
 JOIN cases_casetype t ON t.id = c.case_type_id
@@ -257,7 +268,10 @@ def case_detail(*, user: User, case_id: Any) -> CaseDetail:
         return CaseDetail(
             CaseRow.of(case),
             workflow.version if workflow else None,
-            [StepRow(s.step_id, s.name, s.type, s.status, s.activated_at, s.completed_at) for s in steps],
+            [
+                StepRow(s.step_id, s.name, s.type, s.status, iso(s.activated_at), iso(s.completed_at))
+                for s in steps
+            ],
         )
     with connection.cursor() as cursor:
         cursor.execute(PG_CASE_DETAIL, {"tenant": user.member_tenant_id, "case": case_id})
@@ -265,21 +279,12 @@ def case_detail(*, user: User, case_id: Any) -> CaseDetail:
     if row is None:
         raise NotFound("Case not found.")
     found = CaseRow._make(row[:16])._replace(data=_json(row[7]))
-    return CaseDetail(found, row[16], [_step_row(s) for s in _json(row[17]) or ()])
+    return CaseDetail(found, row[16], [StepRow._make(s) for s in _json(row[17]) or ()])
 
 
 def _json(value: Any) -> Any:
     # Django reads jsonb as text (its JSONField decodes it); json_agg's `json` arrives decoded.
     return json.loads(value) if isinstance(value, str) else value
-
-
-def _step_row(values: list[Any]) -> StepRow:
-    step_id, name, type_, status, activated_at, completed_at = values
-    return StepRow(step_id, name, type_, status, _timestamp(activated_at), _timestamp(completed_at))
-
-
-def _timestamp(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value is not None else None
 
 
 def case_list_page(*, user: User, params: QueryDict, page: Page) -> CaseListPage:
