@@ -8,7 +8,8 @@ roles, so the service's own database user (which owns the tables: it runs `migra
 webhooks resolving their tenant. An authenticated request switches its connection to the *tenant*
 context: `SET ROLE` to `TENANT_DB_ROLE` (no ownership, no BYPASSRLS) and `app.tenant_id` set, so a
 query that forgets its tenant filter returns nothing of another tenant. The request's end switches
-back (`RowLevelSecurityMiddleware`).
+back (`RowLevelSecurityMiddleware`); with a connection pool, the next taker of the connection does,
+before its first statement (`end_request`).
 
 Session-level settings (not `SET LOCAL`) because requests do not run in one transaction: services
 own their transactions, and calls to outside systems run between them. Code outside a request that
@@ -35,6 +36,12 @@ POLICY = "tenant_isolation"
 _TENANT = "NULLIF(current_setting('app.tenant_id', true), '')::uuid"
 # Marks the connection wrapper the request switched, so the switch back touches only those.
 _MARK = "_rls_tenant_id"
+# On the database connection itself (psycopg's, which a pool hands from request to request): it may
+# be in a tenant context. Cleared only by a switch back outside any transaction.
+_DIRTY = "_rls_switched"
+# On the wrapper while `enter_tenant` takes its connection, and whether that skipped a switch back.
+_ENTERING = "_rls_entering"
+_SKIPPED = "_rls_skipped_switch_back"
 
 
 def role_name() -> str:
@@ -56,15 +63,28 @@ _SWITCH_BACK = "SELECT set_config('role', 'none', false), set_config('app.tenant
 
 
 def enter_tenant(tenant_id: UUID | str) -> None:
-    """Switches this request's connection to the tenant context (until `leave_tenant`)."""
+    """Switches this request's connection to the tenant context (until `leave_tenant` or
+    `end_request`)."""
     if not enabled():
         return
     role = role_name()
-    with connection.cursor() as cursor:
-        if role:
-            _set_role(cursor, _SWITCH, [str(tenant_id), role])
-        else:
-            cursor.execute(_SWITCH_TENANT_ONLY, [str(tenant_id)])
+    setattr(connection, _ENTERING, True)
+    try:
+        with connection.cursor() as cursor:
+            if role:
+                _set_role(cursor, _SWITCH, [str(tenant_id), role])
+            else:
+                cursor.execute(_SWITCH_TENANT_ONLY, [str(tenant_id)])
+    except BaseException:
+        if getattr(connection, _SKIPPED, False):
+            # The pooled connection came still switched by an earlier request and this switch
+            # failed: back to the pool with it, so any further query takes it through the check.
+            connection.close()
+        raise
+    finally:
+        setattr(connection, _ENTERING, False)
+        setattr(connection, _SKIPPED, False)
+    setattr(connection.connection, _DIRTY, True)
     setattr(connection, _MARK, str(tenant_id))
 
 
@@ -85,6 +105,40 @@ def leave_tenant() -> None:
         # the response already written is not turned into a 500. No separate liveness check first:
         # it would be one more round trip on every request for what this catches anyway.
         connection.close()
+        return
+    if not connection.in_atomic_block:  # a rollback could still undo a switch back made inside one
+        setattr(connection.connection, _DIRTY, False)
+
+
+def end_request() -> None:
+    """The request's end (`RowLevelSecurityMiddleware`). From a connection pool, the connection
+    goes back to the pool still switched and marked so: whoever takes it next switches it back
+    before their first statement (`switch_back_on_checkout`), unless what takes it is itself a
+    switch, which sets both settings anyway. An authenticated request thus costs one statement
+    for its tenant context instead of two. Without a pool (or inside a transaction) the switch
+    back happens here."""
+    if getattr(connection, _MARK, None) is None:
+        return
+    if getattr(connection, "pool", None) is None or connection.in_atomic_block:
+        leave_tenant()
+        return
+    setattr(connection, _MARK, None)
+    connection.close()  # to the pool now, as the request's end would anyway
+
+
+def switch_back_on_checkout(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    """`connection_created` receiver: Django sends it whenever it takes a connection (with a pool:
+    a checkout, on every request). A connection an earlier request left switched goes back to the
+    system context before anything else runs on it."""
+    raw = connection.connection
+    if not getattr(raw, _DIRTY, False):
+        return
+    if getattr(connection, _ENTERING, False):
+        setattr(connection, _SKIPPED, True)  # `enter_tenant` overwrites both settings next
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_SWITCH_BACK)
+    setattr(raw, _DIRTY, False)
 
 
 def current_tenant() -> str | None:
