@@ -6,7 +6,6 @@ they are on the hottest paths (create/read) and these dicts are the whole respon
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -20,12 +19,10 @@ from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
 from casemgmt.tenancy.serializers import StrictIntegerField
 from casemgmt.tenancy.throttling import SearchThrottle
-from casemgmt.workflows.models import CaseStep
-from casemgmt.workflows.selectors import case_steps
 from shared.api.errors import ValidationFailed
 from shared.api.fields import JsonObjectField, StrictCharField
 from shared.api.openapi import NOT_BLANK, errors_also, page_parameters
-from shared.api.pagination import get_page, list_total, next_link
+from shared.api.pagination import get_page, next_link
 from shared.api.time import iso
 
 
@@ -44,56 +41,64 @@ def case_type_out(case_type: CaseType) -> dict[str, Any]:
 
 
 def case_out(case: Case) -> dict[str, Any]:
+    return case_row_out(selectors.CaseRow.of(case))
+
+
+def case_row_out(case: selectors.CaseRow) -> dict[str, Any]:
     return {
-        "id": str(case.id),
+        "id": case.id,
         "caseNumber": case.case_number,
         "displayName": case.display_name,
-        "caseTypeId": str(case.case_type_id),
-        "caseTypeKey": case.case_type.key,
-        "workflowVersionId": str(case.workflow_version_id) if case.workflow_version_id else None,
+        "caseTypeId": case.case_type_id,
+        "caseTypeKey": case.case_type_key,
+        "workflowVersionId": case.workflow_version_id,
         "status": case.status,
         "data": case.data,
         "version": case.version,
-        "createdAt": iso(case.created_at),
-        "createdBy": str(case.created_by_id) if case.created_by_id else None,
-        "updatedAt": iso(case.updated_at),
-        "slaDeadline": iso(case.sla_deadline),
-        "closedAt": iso(case.closed_at),
+        "createdAt": case.created_at,
+        "createdBy": case.created_by_id,
+        "updatedAt": case.updated_at,
+        "slaDeadline": case.sla_deadline,
+        "closedAt": case.closed_at,
         "outcome": case.outcome or None,
         "statusReason": case.status_reason or None,
     }
 
 
-def case_list_item_out(case: Case, current_step: str | None) -> dict[str, Any]:
-    item = case_out(case)
+def case_list_item_out(case: selectors.CaseRow, current_step: str | None) -> dict[str, Any]:
+    item = case_row_out(case)
     del item["data"]  # list items omit data
     item.update(summary=summary_of(case.data), currentStep=current_step)
     return item
 
 
-def case_step_out(step: CaseStep) -> dict[str, Any]:
+def case_step_out(step: selectors.StepRow) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": step.step_id,
         "name": step.name,
         "type": step.type,
         "status": step.status,
-        "activatedAt": iso(step.activated_at),
+        "activatedAt": step.activated_at,
     }
     if step.completed_at is not None:  # completedAt is absent while the step is active
-        out["completedAt"] = iso(step.completed_at)
+        out["completedAt"] = step.completed_at
     return out
 
 
-def case_workflow_out(case: Case, steps: Iterable[CaseStep]) -> dict[str, Any] | None:
-    """The `workflow` object of a case's detail: {id, version, steps[]}, or None without a workflow."""
-    workflow = case.workflow_version
-    if workflow is None:
-        return None
-    return {
-        "id": str(workflow.id),
-        "version": workflow.version,
-        "steps": [case_step_out(step) for step in steps],
-    }
+def case_detail_out(detail: selectors.CaseDetail) -> dict[str, Any]:
+    """A case with its `workflow` object: {id, version, steps[]}, or None without a workflow."""
+    body = case_row_out(detail.case)
+    workflow_id = detail.case.workflow_version_id
+    body["workflow"] = (
+        {
+            "id": str(workflow_id),
+            "version": detail.workflow_version,
+            "steps": [case_step_out(s) for s in detail.steps],
+        }
+        if workflow_id is not None
+        else None
+    )
+    return body
 
 
 def search_hit_out(hit: selectors.SearchHit) -> dict[str, Any]:
@@ -121,7 +126,7 @@ def dashboard_out(dashboard: selectors.Dashboard) -> dict[str, Any]:
     }
 
 
-def with_etag(response: Response, case: Case) -> Response:
+def with_etag(response: Response, case: Case | selectors.CaseRow) -> Response:
     response["ETag"] = f'"{case.version}"'
     return response
 
@@ -212,17 +217,12 @@ class CaseListCreateApi(APIView):
     @extend_schema(operation_id="cases_list", responses=openapi.CasePageOut)
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
-        cases = selectors.case_list(user=request.user, params=request.query_params)
-        total = list_total(cases)
-        rows = selectors.case_page(cases, page)
-        has_more = len(rows) > page.limit
-        rows = rows[: page.limit]
-        steps = selectors.current_steps([c.id for c in rows])
+        found = selectors.case_list_page(user=request.user, params=request.query_params, page=page)
         return Response(
             {
-                "data": [case_list_item_out(c, steps.get(c.id)) for c in rows],
-                "total": total,
-                "next": next_link(request, page, has_more),
+                "data": [case_list_item_out(case, step) for case, step in found.rows[: page.limit]],
+                "total": found.total,
+                "next": next_link(request, page, len(found.rows) > page.limit),
             }
         )
 
@@ -294,10 +294,8 @@ class CaseDetailApi(APIView):
     required = {"GET": "cases:read"}
 
     def get(self, request: Request, case_id: Any) -> Response:
-        case = selectors.access_case(user=request.user, case_id=case_id)
-        body = case_out(case)
-        body["workflow"] = case_workflow_out(case, case_steps(case=case))
-        return with_etag(Response(body), case)
+        detail = selectors.case_detail(user=request.user, case_id=case_id)
+        return with_etag(Response(case_detail_out(detail)), detail.case)
 
 
 def _if_match_version(request: Request) -> int | None:

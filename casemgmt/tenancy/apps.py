@@ -2,6 +2,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.db import connections
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
 
 from casemgmt.tenancy import rls
@@ -14,6 +15,13 @@ class TenancyConfig(AppConfig):
     def ready(self) -> None:
         # After every migrate (all apps' tables exist by then): row-level security on each tenant table.
         post_migrate.connect(_install_row_level_security, sender=self)
+        # A pooled connection an earlier request left in its tenant context is switched back when taken.
+        connection_created.connect(_switch_back_on_checkout)
+
+
+def _switch_back_on_checkout(sender: Any, connection: Any, **kwargs: Any) -> None:
+    if rls.enabled(connection):
+        rls.switch_back_on_checkout(sender, connection, **kwargs)
 
 
 def _install_row_level_security(using: str = "default", **kwargs: Any) -> None:

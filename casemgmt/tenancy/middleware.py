@@ -25,12 +25,12 @@ class RowLevelSecurityMiddleware:
         try:
             response = self.get_response(request)
         except BaseException:
-            rls.leave_tenant()
+            rls.end_request()
             raise
         if response.streaming:
-            response._resource_closers.append(rls.leave_tenant)  # type: ignore[attr-defined]  # Django runs these on close()
+            response._resource_closers.append(rls.end_request)  # type: ignore[attr-defined]  # Django runs these on close()
         else:
-            rls.leave_tenant()
+            rls.end_request()
         return response
 
 

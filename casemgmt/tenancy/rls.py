@@ -8,7 +8,8 @@ roles, so the service's own database user (which owns the tables: it runs `migra
 webhooks resolving their tenant. An authenticated request switches its connection to the *tenant*
 context: `SET ROLE` to `TENANT_DB_ROLE` (no ownership, no BYPASSRLS) and `app.tenant_id` set, so a
 query that forgets its tenant filter returns nothing of another tenant. The request's end switches
-back (`RowLevelSecurityMiddleware`).
+back (`RowLevelSecurityMiddleware`); with a connection pool, the next taker of the connection does,
+before its first statement (`end_request`).
 
 Session-level settings (not `SET LOCAL`) because requests do not run in one transaction: services
 own their transactions, and calls to outside systems run between them. Code outside a request that
@@ -35,6 +36,12 @@ POLICY = "tenant_isolation"
 _TENANT = "NULLIF(current_setting('app.tenant_id', true), '')::uuid"
 # Marks the connection wrapper the request switched, so the switch back touches only those.
 _MARK = "_rls_tenant_id"
+# On the database connection itself (psycopg's, which a pool hands from request to request): it may
+# be in a tenant context. Cleared only by a switch back outside any transaction.
+_DIRTY = "_rls_switched"
+# On the wrapper while `enter_tenant` takes its connection, and whether that skipped a switch back.
+_ENTERING = "_rls_entering"
+_SKIPPED = "_rls_skipped_switch_back"
 
 
 def role_name() -> str:
@@ -48,14 +55,36 @@ def enabled(conn: BaseDatabaseWrapper | None = None) -> bool:
     return (conn or connection).vendor == "postgresql"
 
 
+# One statement each way (each is a round trip on every authenticated request): `set_config('role',
+# ...)` is `SET ROLE` as a function, so it shares a SELECT with the tenant setting; 'none' is RESET ROLE.
+_SWITCH = "SELECT set_config('app.tenant_id', %s, false), set_config('role', %s, false)"
+_SWITCH_TENANT_ONLY = "SELECT set_config('app.tenant_id', %s, false)"
+_SWITCH_BACK = "SELECT set_config('role', 'none', false), set_config('app.tenant_id', '', false)"
+
+
 def enter_tenant(tenant_id: UUID | str) -> None:
-    """Switches this request's connection to the tenant context (until `leave_tenant`)."""
+    """Switches this request's connection to the tenant context (until `leave_tenant` or
+    `end_request`)."""
     if not enabled():
         return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('app.tenant_id', %s, false)", [str(tenant_id)])
-        if role_name():
-            _set_role(cursor, f"SET ROLE {role_name()}")
+    role = role_name()
+    setattr(connection, _ENTERING, True)
+    try:
+        with connection.cursor() as cursor:
+            if role:
+                _set_role(cursor, _SWITCH, [str(tenant_id), role])
+            else:
+                cursor.execute(_SWITCH_TENANT_ONLY, [str(tenant_id)])
+    except BaseException:
+        if getattr(connection, _SKIPPED, False):
+            # The pooled connection came still switched by an earlier request and this switch
+            # failed: back to the pool with it, so any further query takes it through the check.
+            connection.close()
+        raise
+    finally:
+        setattr(connection, _ENTERING, False)
+        setattr(connection, _SKIPPED, False)
+    setattr(connection.connection, _DIRTY, True)
     setattr(connection, _MARK, str(tenant_id))
 
 
@@ -64,17 +93,52 @@ def leave_tenant() -> None:
     if getattr(connection, _MARK, None) is None:
         return
     setattr(connection, _MARK, None)
-    if connection.connection is None or not connection.is_usable():
-        return  # closed or broken: its session state goes with it
+    if connection.connection is None:
+        return  # closed: its session state went with it
     if connection.in_atomic_block and connection.needs_rollback:
         return  # the rollback of the outer transaction undoes the switch made inside it
     try:
         with connection.cursor() as cursor:
-            cursor.execute("RESET ROLE; SELECT set_config('app.tenant_id', '', false)")
+            cursor.execute(_SWITCH_BACK)
     except DatabaseError:
-        # The connection broke after the check (a database restart): dropping it drops its
-        # session state too, and the response already written is not turned into a 500.
+        # The connection broke (a database restart): dropping it drops its session state too, and
+        # the response already written is not turned into a 500. No separate liveness check first:
+        # it would be one more round trip on every request for what this catches anyway.
         connection.close()
+        return
+    if not connection.in_atomic_block:  # a rollback could still undo a switch back made inside one
+        setattr(connection.connection, _DIRTY, False)
+
+
+def end_request() -> None:
+    """The request's end (`RowLevelSecurityMiddleware`). From a connection pool, the connection
+    goes back to the pool still switched and marked so: whoever takes it next switches it back
+    before their first statement (`switch_back_on_checkout`), unless what takes it is itself a
+    switch, which sets both settings anyway. An authenticated request thus costs one statement
+    for its tenant context instead of two. Without a pool (or inside a transaction) the switch
+    back happens here."""
+    if getattr(connection, _MARK, None) is None:
+        return
+    if getattr(connection, "pool", None) is None or connection.in_atomic_block:
+        leave_tenant()
+        return
+    setattr(connection, _MARK, None)
+    connection.close()  # to the pool now, as the request's end would anyway
+
+
+def switch_back_on_checkout(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    """`connection_created` receiver: Django sends it whenever it takes a connection (with a pool:
+    a checkout, on every request). A connection an earlier request left switched goes back to the
+    system context before anything else runs on it."""
+    raw = connection.connection
+    if not getattr(raw, _DIRTY, False):
+        return
+    if getattr(connection, _ENTERING, False):
+        setattr(connection, _SKIPPED, True)  # `enter_tenant` overwrites both settings next
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_SWITCH_BACK)
+    setattr(raw, _DIRTY, False)
 
 
 def current_tenant() -> str | None:
@@ -97,7 +161,7 @@ def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
             previous_role, previous_tenant = cursor.fetchone()
             cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_id)])
             if role_name():
-                _set_role(cursor, f"SET LOCAL ROLE {role_name()}")
+                _set_role(cursor, f"SET LOCAL ROLE {role_name()}", [])
         yield
         if nested:
             with connection.cursor() as cursor:
@@ -107,11 +171,11 @@ def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
                 )
 
 
-def _set_role(cursor: Any, statement: str) -> None:
+def _set_role(cursor: Any, statement: str, params: list[str]) -> None:
     # A missing role is invalid_parameter_value (a DataError), one not granted a ProgrammingError:
     # either way the request stops with a 503 instead of running unconfined.
     try:
-        cursor.execute(statement)
+        cursor.execute(statement, params or None)
     except (DataError, ProgrammingError) as exc:
         raise errors.NotConfigured(
             f"The database role {role_name()} for tenant isolation is missing or not granted "

@@ -54,7 +54,10 @@ def page_links(request, page: Page, total: int) -> tuple[str | None, str | None]
     """Absolute `next`/`prev` URLs for a page, or None at the ends."""
 
     def link(offset: int) -> str:
-        params = request.GET.copy()
+        # The same parameters in the same order (a copy() of GET would deep-copy every value).
+        params = QueryDict(mutable=True, encoding=request.GET.encoding)
+        for key, values in request.GET.lists():
+            params.setlist(key, values)
         params["limit"] = str(page.limit)
         params["offset"] = str(offset)
         return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")

@@ -20,6 +20,17 @@ def _has_tenant_column(model: type) -> bool:
     return any(getattr(f, "column", None) == "tenant_id" for f in model._meta.concrete_fields)  # type: ignore[attr-defined]
 
 
+def is_switch_to_tenant(sql: str, tenant_id: object) -> bool:
+    """The one statement that sets the tenant and the role together (see rls.enter_tenant)."""
+    return sql.startswith("SELECT set_config('app.tenant_id', ") and (
+        f"'{tenant_id}'" in sql and f"set_config('role', '{rls.role_name()}', false)" in sql
+    )
+
+
+def is_switch_back(sql: str) -> bool:
+    return sql == "SELECT set_config('role', 'none', false), set_config('app.tenant_id', '', false)"
+
+
 @pytest.mark.django_db
 def test_every_tenant_owned_table_has_row_level_security_and_the_policy():
     tables = [m._meta.db_table for m in tenant_models()] + ["tenancy_tenant"]  # type: ignore[attr-defined]
@@ -89,9 +100,9 @@ def test_an_authenticated_request_queries_tenant_tables_only_in_its_tenant_conte
     with CaptureQueriesContext(connection) as captured:
         assert api(admin_user).get("/cases").status_code == 200
     sql = [q["sql"] for q in captured.captured_queries]
-    switch = next(i for i, q in enumerate(sql) if q.startswith(f"SET ROLE {rls.role_name()}"))
-    back = max(i for i, q in enumerate(sql) if q.startswith("RESET ROLE"))
-    cases = [i for i, q in enumerate(sql) if '"cases_case"' in q]
+    switch = next(i for i, q in enumerate(sql) if is_switch_to_tenant(q, tenant.id))
+    back = max(i for i, q in enumerate(sql) if is_switch_back(q))
+    cases = [i for i, q in enumerate(sql) if "cases_case" in q]
     assert cases and all(switch < i < back for i in cases)
     assert back == len(sql) - 1  # nothing after the switch back
     # The connection is back in the system context for whatever uses it next.
@@ -121,10 +132,10 @@ def test_a_tenant_staff_member_uses_the_django_admin_in_the_tenant_context(admin
     assert page.status_code == 200
     assert other_tenant.name.encode() not in page.content
     sql = [q["sql"] for q in captured.captured_queries]
-    switch = next(i for i, q in enumerate(sql) if q.startswith(f"SET ROLE {rls.role_name()}"))
+    switch = next(i for i, q in enumerate(sql) if is_switch_to_tenant(q, admin_user.tenant_id))
     users = [i for i, q in enumerate(sql) if 'FROM "accounts_user"' in q]
     assert users and all(i > switch for i in users[1:])  # after the session's own user lookup
-    assert sql[-1].startswith("RESET ROLE")
+    assert is_switch_back(sql[-1])
 
 
 @pytest.mark.django_db
