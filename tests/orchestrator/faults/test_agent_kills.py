@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.worker]
 
 def test_agents_killed_at_random_lose_and_double_nothing():
     figures = agent_kills.run(
-        task_runs_total=100, agents=2, retries=10, kill_every=(1.5, 4.0), timeout=300
+        task_runs_total=100, agents=2, retries=10, kill_every=(0.8, 2.0), timeout=300
     ).values
     assert figures["kills"] >= 2, figures  # the faults happened
     assert figures["task runs"] == 100, figures
