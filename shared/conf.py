@@ -27,6 +27,9 @@ def rest_framework(authentication_classes: list[str]) -> dict[str, Any]:
         # JSON only (415 otherwise); an upload view declares MultiPartParser itself.
         "DEFAULT_PARSER_CLASSES": ["shared.api.parsers.StrictJSONParser"],
         "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+        # No `?format=` renderer override: an undeclared query parameter is ignored, and with it
+        # `/cases?format=csv` answered 404 (the exports read their own, declared `format`).
+        "URL_FORMAT_OVERRIDE": None,
         "EXCEPTION_HANDLER": "shared.api.handler.exception_handler",
         "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
         "DEFAULT_SCHEMA_CLASS": "shared.api.schema.AutoSchema",

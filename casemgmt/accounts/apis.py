@@ -21,7 +21,7 @@ from casemgmt.tenancy.serializers import (
     string_list,
 )
 from shared.api.fields import StrictCharField
-from shared.api.openapi import LIST_OF_OBJECTS, errors_also
+from shared.api.openapi import LIST_OF_OBJECTS, TEXT, errors_also, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
@@ -191,6 +191,13 @@ class PrincipalListCreateApi(APIView):
         kind = serializers.ChoiceField(choices=[User.KIND_HUMAN, User.KIND_AGENT], default=User.KIND_HUMAN)
         password = StrictCharField(max_length=1024, trim_whitespace=False, required=False)
 
+    @extend_schema(
+        parameters=[
+            *page_parameters(),
+            query("search", TEXT, "part of the email or display name"),
+            query("roleFilter", TEXT, "a role name: only principals holding it"),
+        ]
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         users, total = selectors.principal_list(
