@@ -4,6 +4,7 @@ import re
 import zoneinfo
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -278,7 +279,8 @@ class RoleListCreateApi(APIView):
     required = {"GET": "admin:roles", "POST": "admin:roles"}
 
     class InputSerializer(StrictSerializer):
-        name = serializers.RegexField(ROLE_NAME, max_length=100)
+        # Strict: a RegexField is a CharField, which turned `"name": 0` into the role "0".
+        name = StrictCharField(max_length=100, validators=[RegexValidator(ROLE_NAME)])
         displayName = StrictCharField(max_length=200)
         permissions = string_list()
 

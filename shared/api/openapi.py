@@ -218,4 +218,6 @@ def one_of(*values: str) -> dict[str, Any]:
 
 
 def query(name: str, schema: dict[str, Any], description: str = "") -> OpenApiParameter:
-    return OpenApiParameter(name, schema, OpenApiParameter.QUERY, description=description)
+    """An empty value (`?status=`) means the same as none, so the document allows it too."""
+    either = {"anyOf": [schema, {"type": "string", "enum": [""]}]}
+    return OpenApiParameter(name, either, OpenApiParameter.QUERY, description=description)

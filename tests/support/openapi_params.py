@@ -67,6 +67,8 @@ def recording_reads() -> Iterator[set[str]]:
 
 def example_value(schema: dict[str, Any]) -> str:
     """A value the parameter's schema allows (enough to open the code path it guards)."""
+    if "anyOf" in schema:  # the first choice, with the keywords beside anyOf
+        return example_value({k: v for k, v in schema.items() if k != "anyOf"} | schema["anyOf"][0])
     if "enum" in schema:
         return str(schema["enum"][0])
     if "default" in schema and schema["default"] is not None:
