@@ -28,6 +28,9 @@ def rest_framework(authentication_classes: list[str]) -> dict[str, Any]:
         "DEFAULT_PARSER_CLASSES": ["shared.api.parsers.StrictJSONParser"],
         "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
         "DEFAULT_CONTENT_NEGOTIATION_CLASS": "shared.api.negotiation.JSONFirstNegotiation",
+        # No `?format=` renderer override: an undeclared query parameter is ignored, and with it
+        # `/cases?format=csv` answered 404 (the exports read their own, declared `format`).
+        "URL_FORMAT_OVERRIDE": None,
         "EXCEPTION_HANDLER": "shared.api.handler.exception_handler",
         "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
         "DEFAULT_SCHEMA_CLASS": "shared.api.schema.AutoSchema",

@@ -4,6 +4,7 @@ import re
 import zoneinfo
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -21,7 +22,7 @@ from casemgmt.tenancy.serializers import (
     string_list,
 )
 from shared.api.fields import StrictCharField
-from shared.api.openapi import LIST_OF_OBJECTS, errors_also
+from shared.api.openapi import LIST_OF_OBJECTS, TEXT, errors_also, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
@@ -191,6 +192,13 @@ class PrincipalListCreateApi(APIView):
         kind = serializers.ChoiceField(choices=[User.KIND_HUMAN, User.KIND_AGENT], default=User.KIND_HUMAN)
         password = StrictCharField(max_length=1024, trim_whitespace=False, required=False)
 
+    @extend_schema(
+        parameters=[
+            *page_parameters(),
+            query("search", TEXT, "part of the email or display name"),
+            query("roleFilter", TEXT, "a role name: only principals holding it"),
+        ]
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         users, total = selectors.principal_list(
@@ -271,7 +279,8 @@ class RoleListCreateApi(APIView):
     required = {"GET": "admin:roles", "POST": "admin:roles"}
 
     class InputSerializer(StrictSerializer):
-        name = serializers.RegexField(ROLE_NAME, max_length=100)
+        # Strict: a RegexField is a CharField, which turned `"name": 0` into the role "0".
+        name = StrictCharField(max_length=100, validators=[RegexValidator(ROLE_NAME)])
         displayName = StrictCharField(max_length=200)
         permissions = string_list()
 

@@ -9,6 +9,7 @@ from casemgmt.accounts import lockout
 from casemgmt.accounts.models import User
 from casemgmt.accounts.services import welcome_email_build
 from casemgmt.accounts.tokens import purge_expired_revocations
+from casemgmt.tenancy.background import row_task, system_task
 
 
 @shared_task(
@@ -19,6 +20,7 @@ from casemgmt.accounts.tokens import purge_expired_revocations
     retry_backoff_max=300,
     max_retries=5,
 )
+@row_task(User)
 def send_welcome_email(user_id: str) -> None:
     # Idempotent: the conditional UPDATE claims the send, so a redelivered task sends nothing.
     claimed = User.objects.filter(pk=user_id, is_active=True, welcome_sent_at__isnull=True).update(
@@ -36,6 +38,7 @@ def send_welcome_email(user_id: str) -> None:
 
 
 @shared_task(name="casemgmt.accounts.purge_expired_security_state", ignore_result=True)
+@system_task("deletes expired revocations and login throttles, tables that hold no tenant column")
 def purge_expired_security_state() -> None:
     # Idempotent: deletes only rows whose time is over; a revoked token past its expiry fails the
     # signature check on its own, and an ended lockout window counts for nothing.

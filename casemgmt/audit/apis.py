@@ -18,7 +18,7 @@ from casemgmt.audit.models import AuditEvent
 from casemgmt.cases import openapi
 from casemgmt.cases.selectors import access_case
 from casemgmt.tenancy.throttling import ExportThrottle
-from shared.api.openapi import EXPORT_RESPONSES
+from shared.api.openapi import EXPORT_RESPONSES, TEXT, TIMESTAMP_OR_DATE, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
 from shared.audit.models import AuditEventBase
@@ -84,6 +84,7 @@ class CaseEventListApi(APIView):
     OutputSerializer = openapi.AuditPageOut
     required = {"GET": ("cases:read", "audit:read")}
 
+    @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
     def get(self, request: Request, case_id: Any) -> Response:
         case = access_case(user=request.user, case_id=case_id)
         return paged(request, selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id))
@@ -121,6 +122,16 @@ class AuditListApi(APIView):
     OutputSerializer = openapi.AuditPageOut
     required = {"GET": "admin:audit"}
 
+    @extend_schema(
+        parameters=[
+            *page_parameters(default_limit=50, max_limit=500),
+            query("from", TIMESTAMP_OR_DATE, "events at or after"),
+            query("to", TIMESTAMP_OR_DATE, "events at or before (a bare date: that whole day)"),
+            query("actor", TEXT, "exact actor"),
+            query("action", TEXT, "exact action"),
+            query("resource", TEXT, "exact resource, or a prefix ending in *"),
+        ]
+    )
     def get(self, request: Request) -> Response:
         return paged(
             request, selectors.audit_list(tenant_id=request.user.tenant_id, params=request.query_params)
@@ -142,7 +153,14 @@ class AuditExportApi(APIView):
     content_negotiation_class = ExportNegotiation
     required = {"GET": "admin:audit"}
 
-    @extend_schema(responses=EXPORT_RESPONSES, parameters=[FORMAT_PARAMETER])
+    @extend_schema(
+        responses=EXPORT_RESPONSES,
+        parameters=[
+            FORMAT_PARAMETER,
+            query("start_date", TIMESTAMP_OR_DATE, "events at or after"),
+            query("end_date", TIMESTAMP_OR_DATE, "events at or before (a bare date: that whole day)"),
+        ],
+    )
     def get(self, request: Request) -> StreamingHttpResponse:
         params = request.query_params
         fmt = selectors.export_format(params)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -40,6 +40,8 @@ def _date_bound(raw: str | None, field: str, *, end: bool) -> tuple[datetime | N
     """A bare date as an end bound covers that whole day (returns the next midnight, exclusive)."""
     value = parse_iso(raw, field)
     if value is not None and end and raw is not None and len(raw) == 10:
+        if value.date() == date.max:  # no next midnight: the last instant there is, inclusive
+            return datetime.max.replace(tzinfo=UTC), False
         return value + timedelta(days=1), True
     return value, False
 

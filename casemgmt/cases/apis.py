@@ -21,8 +21,18 @@ from casemgmt.tenancy.serializers import StrictIntegerField
 from casemgmt.tenancy.throttling import SearchThrottle
 from shared.api.errors import ValidationFailed
 from shared.api.fields import JsonObjectField, StrictCharField
-from shared.api.openapi import NOT_BLANK, errors_also, page_parameters
-from shared.api.pagination import get_page, next_link
+from shared.api.openapi import (
+    BOOLEAN,
+    NOT_BLANK,
+    TEXT,
+    TIMESTAMP_OR_DATE,
+    UUID,
+    errors_also,
+    one_of,
+    page_parameters,
+    query,
+)
+from shared.api.pagination import get_page, list_total, next_link
 from shared.api.time import iso
 
 
@@ -152,7 +162,14 @@ class CaseTypeListCreateApi(APIView):
         prefix = StrictCharField(required=False, max_length=8)
         slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
 
-    @extend_schema(operation_id="case_types_list", responses=openapi.CaseTypeOut(many=True))
+    @extend_schema(
+        operation_id="case_types_list",
+        responses=openapi.CaseTypeOut(many=True),
+        parameters=[
+            query("key", TEXT, "only versions of this case type key"),
+            query("latest", BOOLEAN, "only the latest version of each key"),
+        ],
+    )
     def get(self, request: Request) -> Response:
         latest = request.query_params.get("latest", "").lower()
         if latest not in ("", "true", "false"):
@@ -214,7 +231,24 @@ class CaseListCreateApi(APIView):
                 raise serializers.ValidationError({"caseTypeId": ["This field is required."]})
             return attrs
 
-    @extend_schema(operation_id="cases_list", responses=openapi.CasePageOut)
+    @extend_schema(
+        operation_id="cases_list",
+        responses=openapi.CasePageOut,
+        parameters=[
+            *page_parameters(),
+            query("caseTypeId", UUID),
+            query("status", one_of(*selectors.STATUSES)),
+            query("createdAfter", TIMESTAMP_OR_DATE, "created at or after"),
+            query("createdBefore", TIMESTAMP_OR_DATE, "created before"),
+            query(
+                "assignedTo",
+                {"type": "string", "anyOf": [{"enum": ["me"]}, {"format": "uuid"}]},
+                "holding an active task of the case: a principal id, or me",
+            ),
+            query("sortBy", one_of(*selectors.SORT_FIELDS), "default createdAt"),
+            query("order", one_of("asc", "desc"), "default desc"),
+        ],
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         found = selectors.case_list_page(user=request.user, params=request.query_params, page=page)

@@ -26,6 +26,7 @@ from casemgmt.connectors.services import (
 )
 from shared.api.errors import ValidationFailed
 from shared.api.fields import StrictCharField
+from shared.api.openapi import TEXT, UUID, one_of, page_parameters, query
 from shared.api.pagination import get_page, list_body
 from shared.api.time import iso
 
@@ -144,7 +145,14 @@ class ConnectorTestApi(APIView):
 class InvocationListApi(APIView):
     required = {"GET": "admin:tenant"}
 
-    @extend_schema(responses=openapi.InvocationPageOut)
+    @extend_schema(
+        responses=openapi.InvocationPageOut,
+        parameters=[
+            *page_parameters(default_limit=50, max_limit=500),
+            query("connector", TEXT, "a connector key"),
+            query("caseId", UUID),
+        ],
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         rows = invocation_list(
@@ -159,7 +167,14 @@ class InvocationListApi(APIView):
 class DeliveryListApi(APIView):
     required = {"GET": "admin:tenant"}
 
-    @extend_schema(responses=openapi.DeliveryPageOut)
+    @extend_schema(
+        responses=openapi.DeliveryPageOut,
+        parameters=[
+            *page_parameters(default_limit=50, max_limit=500),
+            query("status", one_of(*dict(Delivery.STATUSES))),
+            query("connector", TEXT, "a connector key"),
+        ],
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         status = request.query_params.get("status")

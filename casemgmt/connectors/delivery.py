@@ -31,6 +31,7 @@ from casemgmt.connectors.inputs import InputProblems, prepared_inputs
 from casemgmt.connectors.invocation import Call, Outcome, invoke
 from casemgmt.connectors.models import Delivery, Invocation
 from casemgmt.connectors.registry import connector_get
+from casemgmt.tenancy import rls
 from casemgmt.workflows.engine import template_context
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services.steps import step_fail, step_succeed
@@ -194,10 +195,9 @@ def deliveries_sweep(*, limit: int = 500) -> int:
     """Re-queues lost work; returns how many rows it kicked."""
     now = now_ms()
     kicked = 0
-    for pk in Delivery.objects.filter(status=Delivery.SENDING, claimed_until__lt=now).values_list(
-        "pk", flat=True
-    )[:limit]:
-        kicked += _take_back(pk, now)
+    lost = Delivery.objects.filter(status=Delivery.SENDING, claimed_until__lt=now)
+    for pk, tenant_id in lost.values_list("pk", "tenant_id")[:limit]:
+        kicked += _take_back(pk, tenant_id, now)
     stale = Delivery.objects.filter(status=Delivery.PENDING, next_attempt_at__lt=now - STALE_PENDING)
     for pk in stale.values_list("pk", flat=True)[:limit]:
         delivery_kick(pk)
@@ -205,9 +205,10 @@ def deliveries_sweep(*, limit: int = 500) -> int:
     return kicked
 
 
-def _take_back(pk: Any, now: Any) -> int:
-    """A row whose worker died mid-call: another attempt if any remain, else dead."""
-    with transaction.atomic():
+def _take_back(pk: Any, tenant_id: Any, now: Any) -> int:
+    """A row whose worker died mid-call: another attempt if any remain, else dead (and its step's
+    onFailure runs), in the row's tenant context."""
+    with rls.tenant_transaction(tenant_id):
         delivery = (
             Delivery.objects.select_for_update()
             .filter(pk=pk, status=Delivery.SENDING, claimed_until__lt=now)

@@ -7,7 +7,9 @@ import smtplib
 from celery import shared_task
 from django.conf import settings
 
+from casemgmt.notifications.models import Notification
 from casemgmt.notifications.services import NotificationRetry, notification_send, notifications_pending
+from casemgmt.tenancy.background import row_task, system_task
 
 
 @shared_task(
@@ -18,11 +20,13 @@ from casemgmt.notifications.services import NotificationRetry, notification_send
     retry_backoff_max=300,
     max_retries=5,
 )
+@row_task(Notification)
 def send_notification(notification_id: int) -> str:
     return notification_send(notification_id=notification_id)
 
 
 @shared_task(name="casemgmt.notifications.send_pending_notifications", ignore_result=True)
+@system_task("selects pending notifications of every tenant and queues each; the send runs in its tenant")
 def send_pending_notifications() -> int:
     """The periodic scan: re-sends jobs for rows still pending well after they were written."""
     pending = notifications_pending(older_than_seconds=settings.NOTIFICATIONS_SCAN_SECONDS)

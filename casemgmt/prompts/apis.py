@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -92,6 +92,13 @@ class PromptTemplateListCreateApi(APIView):
         return Response(template_out(template, created_at=template.created_at, latest=1), status=201)
 
 
+# The path's template name, as the service checks it (another name is refused with a 400).
+NAME_PARAMETER = OpenApiParameter(
+    "name", {"type": "string", "pattern": NAME_RE.pattern}, OpenApiParameter.PATH
+)
+
+
+@extend_schema(parameters=[NAME_PARAMETER])
 class PromptTemplateDetailApi(APIView):
     """PUT creates the next version; GET answers the latest version."""
 
@@ -113,6 +120,7 @@ class PromptTemplateDetailApi(APIView):
         return Response(template_out(template, latest=template.version))
 
 
+@extend_schema(parameters=[NAME_PARAMETER])
 class PromptTemplateVersionApi(APIView):
     required = {"GET": "agents:read"}
     OutputSerializer = openapi.TemplateOut

@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from casemgmt.realtime.auth import resolve
+from casemgmt.realtime.auth import resolve_sync
 from casemgmt.realtime.events import tenant_group
+from casemgmt.tenancy import rls
 from shared.auth.permissions import has_permission
+
+T = TypeVar("T")
 
 # decision: the principal behind an open socket is re-checked before delivering a message, at most
 # this many seconds after the previous check, so a disable, logout, password change, token expiry
 # or role edit stops deliveries within that window without a database read per message.
 RECHECK_SECONDS = float(getattr(settings, "WEBSOCKET_PRINCIPAL_RECHECK_SECONDS", 2.0))
+
+
+def in_tenant_sync(tenant_id: Any, work: Callable[..., T], *args: Any) -> T:
+    """Runs `work` in the socket's tenant context (row-level security): once the connection is
+    authenticated, every query a consumer makes sees only its tenant's rows, whatever its filter.
+    Only the authentication of the connection itself reads in the system context, as for HTTP."""
+    with rls.tenant_session(tenant_id):
+        return work(*args)
+
+
+in_tenant = database_sync_to_async(in_tenant_sync)
 
 
 class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
@@ -40,7 +56,8 @@ class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
         the account no longer authenticates."""
         if time.monotonic() - self.checked_at < RECHECK_SECONDS:
             return self.user
-        user = await resolve(self.scope["token"]) if self.scope.get("token") else None
+        token = self.scope.get("token")
+        user = await in_tenant(self.user.tenant_id, resolve_sync, token) if token else None
         if user is None or not user.is_authenticated or user.pk != self.user.pk:
             await self.disconnect(4401)
             await self.close(code=4401)

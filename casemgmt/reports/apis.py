@@ -18,6 +18,7 @@ from casemgmt.reports.models import Report
 from casemgmt.reports.sqlcheck import MAX_QUERY_CHARS
 from casemgmt.tenancy.throttling import ReportQueryThrottle
 from shared.api.fields import StrictCharField
+from shared.api.openapi import TEXT, TIMESTAMP_OR_DATE, page_parameters, query
 from shared.api.pagination import get_page
 from shared.api.time import iso, parse_iso
 
@@ -109,6 +110,13 @@ class ReportSummaryApi(APIView):
     OutputSerializer = openapi.ReportSummaryOut
     required = {"GET": "reports:read"}
 
+    @extend_schema(
+        parameters=[
+            query("from", TIMESTAMP_OR_DATE, "start of the period (default: 30 days before to)"),
+            query("to", TIMESTAMP_OR_DATE, "end of the period, exclusive (default: now)"),
+            query("caseType", TEXT, "a case type key, or one version's id"),
+        ]
+    )
     def get(self, request: Request) -> Response:
         period = _period(request)
         summary = selectors.report_summary(
@@ -123,6 +131,13 @@ class ReportSlaComplianceApi(APIView):
     OutputSerializer = openapi.SlaComplianceOut
     required = {"GET": "reports:read"}
 
+    @extend_schema(
+        parameters=[
+            query("from", TIMESTAMP_OR_DATE, "start of the period (default: 30 days before to)"),
+            query("to", TIMESTAMP_OR_DATE, "end of the period, exclusive (default: now)"),
+            query("caseType", TEXT, "a case type key, or one version's id"),
+        ]
+    )
     def get(self, request: Request) -> Response:
         period = _period(request)
         sla = selectors.report_sla_compliance(
@@ -157,7 +172,9 @@ class ReportListCreateApi(APIView):
     class InputSerializer(ReportInput):
         pass
 
-    @extend_schema(responses=openapi.ReportOut(many=True))
+    @extend_schema(
+        responses=openapi.ReportOut(many=True), parameters=page_parameters(default_limit=100, max_limit=500)
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=100, max_limit=500)
         reports = selectors.report_list(tenant_id=request.user.tenant_id, page=page)

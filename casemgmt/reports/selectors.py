@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -85,7 +85,8 @@ class SlaCompliance:
 def report_period(*, start: datetime | None, end: datetime | None) -> Period:
     """The cases created in [start, end); by default the 30 days up to now."""
     end = end or timezone.now()
-    start = start or end - DEFAULT_PERIOD
+    earliest = datetime.min.replace(tzinfo=UTC)
+    start = start or (end - DEFAULT_PERIOD if end - earliest > DEFAULT_PERIOD else earliest)
     if start >= end:
         raise ValidationFailed("from must be before to", field="from")
     return Period(start=start, end=end)

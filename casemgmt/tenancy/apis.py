@@ -16,7 +16,7 @@ from casemgmt.tenancy.defaults import DEFAULT_COLORS
 from casemgmt.tenancy.models import DEFAULT_SLA_HOURS_MAX, DEFAULT_TERMINOLOGY, Branding, Theme
 from casemgmt.tenancy.serializers import StrictBooleanField, StrictIntegerField, StrictSerializer
 from shared.api.fields import StrictCharField
-from shared.api.openapi import LIST_OF_OBJECTS
+from shared.api.openapi import LIST_OF_OBJECTS, UUID, errors_also, query
 from shared.api.pagination import parse_int
 from shared.api.time import iso
 from shared.auth.permissions import has_permission
@@ -269,6 +269,10 @@ class ManifestApi(APIView):
     authentication_classes: list = []
     required = {"GET": None}
 
+    @extend_schema(
+        parameters=[query("tenant", UUID, "whose branding; default: the only tenant, if one")],
+        extensions=errors_also(404),
+    )
     def get(self, request: Request) -> Response:
         tenant = selectors.manifest_tenant(tenant_id=request.query_params.get("tenant"))
         response = Response(manifest_out(*selectors.manifest_branding(tenant)))

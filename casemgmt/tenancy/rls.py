@@ -171,6 +171,47 @@ def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
                 )
 
 
+@contextmanager
+def tenant_session(tenant_id: UUID | str) -> Iterator[None]:
+    """The tenant context, session-level like a request's, for code outside a request that acts for
+    one tenant across several transactions (a Celery task that calls an outside system between
+    them, a WebSocket consumer). The context it found (system, or a tenant) comes back at the end."""
+    previous = current_tenant()
+    if previous is not None and previous == str(tenant_id):
+        yield
+        return
+    enter_tenant(tenant_id)
+    try:
+        yield
+    finally:
+        if previous is None:
+            leave_tenant()
+        else:
+            enter_tenant(previous)
+
+
+@contextmanager
+def system_transaction() -> Iterator[None]:
+    """A transaction in the system context, whatever context the connection is in: for the few
+    checks that must see every tenant's rows, such as whether any document still refers to bytes
+    shared across tenants. The caller's context comes back when it ends."""
+    if not enabled():
+        with transaction.atomic():
+            yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('role'), current_setting('app.tenant_id', true)")
+            previous_role, previous_tenant = cursor.fetchone()
+            cursor.execute("SET LOCAL ROLE NONE")
+        yield
+        with connection.cursor() as cursor:  # a savepoint's release would keep the local switch
+            cursor.execute(
+                "SELECT set_config('role', %s, true), set_config('app.tenant_id', %s, true)",
+                [previous_role, previous_tenant or ""],
+            )
+
+
 def _set_role(cursor: Any, statement: str, params: list[str]) -> None:
     # A missing role is invalid_parameter_value (a DataError), one not granted a ProgrammingError:
     # either way the request stops with a 503 instead of running unconfined.

@@ -10,8 +10,8 @@ and a release never removes bytes a committed document needs.
 from __future__ import annotations
 
 from django.core.files import File
-from django.db import transaction
 
+from casemgmt.tenancy import rls
 from casemgmt.vault.models import Blob, Document, blob_key
 from casemgmt.vault.storage import vault_storage
 from casemgmt.vault.uploads import HashedUpload
@@ -48,12 +48,16 @@ def blob_store(*, upload: HashedUpload) -> Blob:
     return blob
 
 
-@transaction.atomic
 def blob_release(*, sha256: str) -> bool:
-    """Removes the bytes and the blob row when no document refers to them; True when removed."""
-    blob = _blob_lock(sha256=sha256)
-    if Document.objects.filter(blob=blob).exists():
-        return False
-    vault_storage().delete(blob_key(sha256))
-    blob.delete()
-    return True
+    """Removes the bytes and the blob row when no document refers to them; True when removed.
+
+    Bytes are shared across tenants, so the check must see every tenant's documents: it runs in the
+    system context. In a tenant's context row-level security would hide another tenant's document
+    with the same bytes, and its bytes would be removed."""
+    with rls.system_transaction():
+        blob = _blob_lock(sha256=sha256)
+        if Document.objects.filter(blob=blob).exists():
+            return False
+        vault_storage().delete(blob_key(sha256))
+        blob.delete()
+        return True

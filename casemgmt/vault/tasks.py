@@ -8,10 +8,13 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from casemgmt.tenancy.background import row_task, system_task
 from casemgmt.vault.erasure import erasure_run, erasures_resumable
+from casemgmt.vault.models import Erasure
 
 
 @shared_task(name="casemgmt.vault.run_erasure", ignore_result=True)
+@row_task(Erasure)
 def run_erasure(erasure_id: str) -> None:
     # Idempotent: the job is claimed with a conditional UPDATE and resumes at its first undone step.
     erasure_run(erasure_id=erasure_id)
@@ -22,6 +25,7 @@ def enqueue_erasure(erasure_id: Any) -> None:
 
 
 @shared_task(name="casemgmt.vault.resume_erasures", ignore_result=True)
+@system_task("selects abandoned erasure jobs of every tenant and queues each; a job runs in its tenant")
 def resume_erasures() -> int:
     ids = erasures_resumable()
     for erasure_id in ids:

@@ -20,6 +20,7 @@ from casemgmt.webhooks import openapi, selectors, services
 from casemgmt.webhooks.models import InboundWebhook
 from shared.api import errors
 from shared.api.fields import JsonObjectField, StrictCharField
+from shared.api.openapi import page_parameters
 from shared.api.pagination import get_page, page_links
 from shared.api.parsers import StrictJSONParser
 from shared.api.time import iso
@@ -84,7 +85,11 @@ class InboundWebhookListCreateApi(APIView):
 
     InputSerializer = InboundWebhookInput
 
-    @extend_schema(operation_id="inbound_webhooks_list", responses=openapi.InboundWebhookPageOut)
+    @extend_schema(
+        operation_id="inbound_webhooks_list",
+        responses=openapi.InboundWebhookPageOut,
+        parameters=page_parameters(),
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         webhooks = selectors.inbound_webhook_list(tenant_id=request.user.tenant_id)

@@ -9,6 +9,8 @@ from django.conf import settings
 from kombu.exceptions import OperationalError
 
 from casemgmt.prompts.llm import LLMBadReply, LLMNotConfigured, LLMTransient, chat_completion
+from casemgmt.tenancy.background import row_task, system_task
+from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services import agents
 from casemgmt.workflows.services.inbox import tasks_escalate_overdue
 
@@ -32,6 +34,7 @@ def backoff_seconds(attempt: int) -> float:
 
 
 @shared_task(name="casemgmt.workflows.run_agent_step", ignore_result=True)
+@row_task(CaseStep)
 def run_agent_step(step_pk: int, attempt: int) -> None:
     claimed = agents.agent_step_claim_attempt(step_pk=step_pk, attempt=attempt)
     if claimed is None:
@@ -74,6 +77,7 @@ def _run_attempt(step_pk: int, attempt: int) -> None:
 
 
 @shared_task(name="casemgmt.workflows.escalate_overdue_tasks", ignore_result=True)
+@system_task("selects overdue tasks and lost agent steps of every tenant; each is handled in its tenant")
 def escalate_overdue_tasks() -> int:
     # The periodic scan also re-sends agent steps whose run was lost (see agents.agent_steps_lost).
     for step_pk, attempt in agents.agent_steps_lost():

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from orchestrator.agents import openapi, selectors
 from orchestrator.agents.models import Agent
-from orchestrator.definitions.querying import page_of, paged
+from orchestrator.definitions.querying import list_parameters, page_of, paged
 from shared.api.pagination import list_body
 from shared.api.time import iso, now_ms
 
@@ -31,7 +31,7 @@ class AgentListApi(APIView):
     """Status is judged from the heartbeat age (AGENT_STALE_SECONDS), not only the stored flag, so
     an agent reads `offline` as soon as it is stale even before the sweeper has run."""
 
-    @extend_schema(operation_id="agents_list", responses=openapi.AgentList)
+    @extend_schema(operation_id="agents_list", responses=openapi.AgentList, parameters=list_parameters())
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         agents, total = paged(selectors.agent_list(), page)

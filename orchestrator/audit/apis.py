@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from orchestrator.audit import openapi, selectors, services
 from orchestrator.audit.models import AuditEvent
-from shared.api.openapi import EXPORT_RESPONSES
+from shared.api.openapi import EXPORT_RESPONSES, page_parameters
 from shared.api.pagination import get_page, list_body
 from shared.audit.services import VerifyResult, event_to_dict, export_csv, export_json
 
@@ -45,7 +45,10 @@ class AuditEventListApi(APIView):
 
     @extend_schema(
         responses=openapi.AuditEventListOut,
-        parameters=[OpenApiParameter(name, str) for name in selectors.FILTERS],
+        parameters=[
+            *page_parameters(default_limit=50, max_limit=500),
+            *[OpenApiParameter(name, str) for name in selectors.FILTERS],
+        ],
     )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)

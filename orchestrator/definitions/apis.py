@@ -13,10 +13,11 @@ from rest_framework.views import APIView
 
 from orchestrator.definitions import openapi, selectors, services
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
-from orchestrator.definitions.querying import page_of, paged
+from orchestrator.definitions.querying import list_parameters, page_of, paged
 from orchestrator.definitions.validation import PARAM_RE
 from orchestrator.security.principals import actor_name
 from shared.api import errors
+from shared.api.openapi import TEXT, query
 from shared.api.pagination import list_body
 from shared.api.problems import Problems, ProblemsSerializer
 from shared.api.time import iso
@@ -101,7 +102,15 @@ def _max_active_runs(problems: Problems, body: dict) -> int | None:
 
 
 class TaskListApi(APIView):
-    @extend_schema(operation_id="tasks_list", responses=openapi.TaskList)
+    @extend_schema(
+        operation_id="tasks_list",
+        responses=openapi.TaskList,
+        parameters=[
+            *list_parameters(sorts=selectors.TASK_SORTS),
+            query("filter", TEXT, "ids or names: a glob with * or ?, else a substring"),
+            query("queue", TEXT),
+        ],
+    )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.task_list(params=request.query_params), page)
@@ -144,7 +153,14 @@ class TaskDetailApi(APIView):
 
 
 class DagListApi(APIView):
-    @extend_schema(operation_id="dags_list", responses=openapi.DagList)
+    @extend_schema(
+        operation_id="dags_list",
+        responses=openapi.DagList,
+        parameters=[
+            *list_parameters(sorts=selectors.DAG_SORTS),
+            query("filter", TEXT, "ids or names: a glob with * or ?, else a substring"),
+        ],
+    )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.dag_list(params=request.query_params), page)
@@ -208,7 +224,7 @@ class DagDetailApi(APIView):
 
 
 class ContextListApi(APIView):
-    @extend_schema(operation_id="contexts_list", responses=openapi.ContextList)
+    @extend_schema(operation_id="contexts_list", responses=openapi.ContextList, parameters=list_parameters())
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(Context.objects.order_by("id"), page)
@@ -238,7 +254,9 @@ class ContextDetailApi(APIView):
 
 
 class ParameterSetListApi(APIView):
-    @extend_schema(operation_id="parameter_sets_list", responses=openapi.ParameterSetList)
+    @extend_schema(
+        operation_id="parameter_sets_list", responses=openapi.ParameterSetList, parameters=list_parameters()
+    )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(ParameterSet.objects.order_by("id"), page)
@@ -269,7 +287,7 @@ class ParameterSetDetailApi(APIView):
 
 
 class PoolListApi(APIView):
-    @extend_schema(operation_id="pools_list", responses=openapi.PoolList)
+    @extend_schema(operation_id="pools_list", responses=openapi.PoolList, parameters=list_parameters())
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         pools = selectors.pool_list()

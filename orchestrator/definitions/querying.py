@@ -7,8 +7,10 @@ import re
 
 from django.db.models import Q, QuerySet
 from django.http import QueryDict
+from drf_spectacular.utils import OpenApiParameter
 
 from shared.api.errors import ValidationFailed
+from shared.api.openapi import one_of, page_parameters, query
 from shared.api.pagination import Page, get_page
 
 DEFAULT_LIMIT = 50
@@ -17,6 +19,15 @@ MAX_LIMIT = 500
 
 def page_of(params: QueryDict) -> Page:
     return get_page(params, default_limit=DEFAULT_LIMIT, max_limit=MAX_LIMIT)
+
+
+def list_parameters(*, sorts: dict[str, str] | None = None) -> list[OpenApiParameter]:
+    """`limit`, `offset` and, for a list that sorts, `sort` as `page_of` and `sort_order` read them."""
+    parameters = page_parameters(default_limit=DEFAULT_LIMIT, max_limit=MAX_LIMIT)
+    if sorts:
+        choices = [f"{field}{direction}" for field in sorts for direction in ("", ":asc", ":desc")]
+        parameters.append(query("sort", one_of(*choices), "<field>[:asc|desc]"))
+    return parameters
 
 
 def sort_order(params: QueryDict, *, allowed: dict[str, str], default: list[str]) -> list[str]:

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import page_of, paged, parse_bool
+from orchestrator.definitions.querying import list_parameters, page_of, paged, parse_bool
 from orchestrator.definitions.validation import ID_RE, PARAM_RE
 from orchestrator.runs import logstream, openapi, selectors, services
 from orchestrator.runs.idempotency import idempotent
@@ -21,7 +21,7 @@ from orchestrator.runs.models import Run, TaskRun
 from orchestrator.runs.planning import ScheduleOptions
 from orchestrator.security.principals import actor_name
 from shared.api import errors
-from shared.api.openapi import errors_also
+from shared.api.openapi import BOOLEAN, TEXT, TIMESTAMP_OR_DATE, errors_also, one_of, query
 from shared.api.pagination import list_body
 from shared.api.problems import Problems, ProblemsSerializer
 from shared.api.time import iso
@@ -245,7 +245,11 @@ class ScheduleDagApi(APIView):
 class RunCancelApi(APIView):
     min_role = OPERATOR_POST
 
-    @extend_schema(request=None, responses=openapi.CancelOut)
+    @extend_schema(
+        request=None,
+        responses=openapi.CancelOut,
+        parameters=[query("force", BOOLEAN, "also mark task runs whose agent does not answer")],
+    )
     def post(self, request: Request, run_id: str) -> Response:
         force = parse_bool(request.query_params, "force")
         if isinstance(request.data, dict) and isinstance(request.data.get("force"), bool):
@@ -312,7 +316,18 @@ class RunRerunApi(APIView):
 
 
 class RunListApi(APIView):
-    @extend_schema(operation_id="runs_list", responses=openapi.RunList)
+    @extend_schema(
+        operation_id="runs_list",
+        responses=openapi.RunList,
+        parameters=[
+            *list_parameters(sorts=selectors.RUN_SORTS),
+            query("status", one_of(*selectors.RUN_STATUSES)),
+            query("dag_id", TEXT),
+            query("schedule_id", TEXT),
+            query("since", TIMESTAMP_OR_DATE, "started at or after"),
+            query("until", TIMESTAMP_OR_DATE, "started at or before"),
+        ],
+    )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.run_list(params=request.query_params), page)
@@ -321,7 +336,13 @@ class RunListApi(APIView):
 
 
 class RunDetailApi(APIView):
-    @extend_schema(responses=openapi.RunDetailOut)
+    @extend_schema(
+        responses=openapi.RunDetailOut,
+        parameters=[
+            query("include_tasks", BOOLEAN, "the run's task runs"),
+            query("include_logs", BOOLEAN, "the task runs with their logs"),
+        ],
+    )
     def get(self, request: Request, run_id: str) -> Response:
         include_logs = parse_bool(request.query_params, "include_logs")
         include_tasks = parse_bool(request.query_params, "include_tasks") or include_logs
@@ -378,7 +399,7 @@ class TaskLogStreamApi(APIView):
 
 
 class QueueListApi(APIView):
-    @extend_schema(operation_id="queues_list", responses=openapi.QueueList)
+    @extend_schema(operation_id="queues_list", responses=openapi.QueueList, parameters=list_parameters())
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         queues = selectors.queue_overview()

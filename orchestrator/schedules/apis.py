@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import page_of, paged
+from orchestrator.definitions.querying import list_parameters, page_of, paged
 from orchestrator.definitions.validation import ID_RE
 from orchestrator.runs.apis import MAX_PRIORITY
 from orchestrator.schedules import openapi, selectors, services
@@ -18,7 +18,7 @@ from orchestrator.schedules.models import CATCHUP_LATEST, CATCHUP_POLICIES, Sche
 from orchestrator.schedules.timing import BadTiming, check_cron, zone
 from orchestrator.security.principals import actor_name
 from shared.api.fields import StrictCharField
-from shared.api.openapi import errors_also
+from shared.api.openapi import BOOLEAN, TEXT, errors_also, query
 from shared.api.pagination import list_body
 from shared.api.time import iso
 
@@ -111,7 +111,16 @@ class ScheduleListCreateApi(APIView):
                 )
             return value
 
-    @extend_schema(operation_id="schedules_list", responses=openapi.ScheduleList)
+    @extend_schema(
+        operation_id="schedules_list",
+        responses=openapi.ScheduleList,
+        parameters=[
+            *list_parameters(),
+            query("dag_id", TEXT),
+            query("task_id", TEXT),
+            query("paused", BOOLEAN),
+        ],
+    )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
         items, total = paged(selectors.schedule_list(params=request.query_params), page)

@@ -16,6 +16,7 @@ from orchestrator.webhooks import openapi, selectors, services
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import EVENT_TYPES, FILTER_KEYS, Delivery, DeliveryAttempt, Webhook
 from shared.api.fields import StrictCharField
+from shared.api.openapi import page_parameters
 from shared.api.pagination import get_page, list_body
 from shared.api.time import iso
 
@@ -99,7 +100,11 @@ class WebhookListCreateApi(APIView):
                 raise serializers.ValidationError(f"unknown filter keys {unknown}; allowed: dag_id, task_id")
             return value
 
-    @extend_schema(operation_id="api_webhooks_list", responses=openapi.WebhookList)
+    @extend_schema(
+        operation_id="api_webhooks_list",
+        responses=openapi.WebhookList,
+        parameters=page_parameters(default_limit=50, max_limit=500),
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         webhooks = selectors.webhook_list()
@@ -129,7 +134,9 @@ class WebhookDetailApi(APIView):
 class DeliveryListApi(APIView):
     """Each delivery with every attempt (status code, latency, error): what an operator debugs with."""
 
-    @extend_schema(responses=openapi.DeliveryList)
+    @extend_schema(
+        responses=openapi.DeliveryList, parameters=page_parameters(default_limit=50, max_limit=500)
+    )
     def get(self, request: Request, webhook_id: str) -> Response:
         webhook = selectors.webhook_get(webhook_id=webhook_id)
         page = get_page(request.query_params, default_limit=50, max_limit=500)

@@ -202,3 +202,22 @@ def page_parameters(*, default_limit: int = 25, max_limit: int = 100) -> list[Op
             "offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET}, description="default 0"
         ),
     ]
+
+
+# Query parameters of list routes, declared as the views read them (a value outside its schema is
+# a 400; an empty value is the same as none). tests/support/openapi_params.py checks that every
+# parameter a view reads is declared.
+TIMESTAMP_OR_DATE: dict[str, Any] = {"type": "string", "anyOf": [{"format": "date-time"}, {"format": "date"}]}
+UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
+TEXT: dict[str, Any] = {"type": "string"}  # a filter value: any text (one too long matches nothing)
+BOOLEAN: dict[str, Any] = {"type": "boolean"}
+
+
+def one_of(*values: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values)}
+
+
+def query(name: str, schema: dict[str, Any], description: str = "") -> OpenApiParameter:
+    """An empty value (`?status=`) means the same as none, so the document allows it too."""
+    either = {"anyOf": [schema, {"type": "string", "enum": [""]}]}
+    return OpenApiParameter(name, either, OpenApiParameter.QUERY, description=description)

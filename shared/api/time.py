@@ -36,4 +36,14 @@ def parse_iso(raw: str | None, field: str) -> datetime | None:
         raise ValidationFailed(f"{field} must be an ISO 8601 timestamp", field=field)
     if timezone.is_naive(value):
         value = timezone.make_aware(value, UTC)
-    return value
+    return _in_utc(value)
+
+
+def _in_utc(value: datetime) -> datetime:
+    """The same instant in UTC: ISO 8601 allows offsets up to 23:59, PostgreSQL refuses those beyond
+    15:59 (a 400 for a valid timestamp). An instant that leaves the years 1-9999 on the way becomes
+    the nearest one inside them, which filters the same."""
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        return (datetime.min if value.year == 1 else datetime.max).replace(tzinfo=UTC)

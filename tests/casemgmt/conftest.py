@@ -17,7 +17,13 @@ from casemgmt.accounts.services import user_create
 from casemgmt.accounts.tokens import issue_for
 from casemgmt.tenancy.models import Tenant
 from casemgmt.tenancy.services import tenant_create
-from tests.support.processes import database_url, start_celery_worker, start_ready_asgi_server, wait_for
+from tests.support.processes import (
+    database_url,
+    start_celery_worker,
+    start_procfile_server,
+    start_ready_asgi_server,
+    wait_for,
+)
 
 PASSWORD = "correct-horse-battery-staple-42"
 
@@ -135,6 +141,17 @@ def asgi_server(subprocess_env):
         env=subprocess_env,
         health_path="/healthz",
     )
+    try:
+        yield base
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def production_web(subprocess_env):
+    """The case service started by deploy/Procfile's case-web command (uvicorn, its workers and
+    flags; only the port differs), against the test database and Redis."""
+    server, base = start_procfile_server("case-web", env=subprocess_env, health_path="/healthz")
     try:
         yield base
     finally:

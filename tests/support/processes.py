@@ -7,6 +7,7 @@ database connections.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -126,6 +127,50 @@ def start_asgi_server(*, name: str, application: str, env: dict[str, str]) -> tu
     return ServiceProcess(name, args, child_env(env)), port
 
 
+def procfile_command(process: str, *, port: int) -> str:
+    """`deploy/Procfile`'s command for `process`, listening on `port` instead of its own."""
+    for line in (ROOT / "deploy" / "Procfile").read_text().splitlines():
+        if line.startswith(f"{process}:"):
+            command = line.split(":", 1)[1].strip()
+            replaced, count = re.subn(r"--port \S+", f"--port {port}", command)
+            assert count == 1, f"the Procfile's {process} command has no single --port: {command}"
+            return replaced
+    raise AssertionError(f"deploy/Procfile has no {process} line")
+
+
+def start_procfile_server(
+    process: str, *, env: dict[str, str], health_path: str, timeout: float = 120.0
+) -> tuple[ServiceProcess, str]:
+    """Starts `process` exactly as deploy/Procfile does (through a shell, the project's
+    environment first on PATH as an activated venv) on a free port; returns it with its base URL
+    once `health_path` answers 200. The caller stops it."""
+    port = free_port()
+    path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', os.environ.get('PATH', ''))}"
+    command = procfile_command(process, port=port)
+    server = ServiceProcess(process, ["bash", "-c", f"exec {command}"], child_env({**env, "PATH": path}))
+    base = f"http://127.0.0.1:{port}"
+    _wait_ready(server, base, health_path, (200,), timeout)
+    return server, base
+
+
+def _wait_ready(
+    server: ServiceProcess, base: str, health_path: str, ready_statuses: tuple[int, ...], timeout: float
+) -> None:
+    def ready() -> bool:
+        if not server.alive():
+            raise AssertionError(server.log_text())
+        try:
+            return httpx.get(f"{base}{health_path}", timeout=1).status_code in ready_statuses
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_for(ready, timeout=timeout, what=f"{server.name} to accept connections")
+    except BaseException:
+        server.stop()
+        raise
+
+
 def start_ready_asgi_server(
     *,
     name: str,
@@ -140,18 +185,5 @@ def start_ready_asgi_server(
     ready, it is stopped here and the test fails with its log."""
     server, port = start_asgi_server(name=name, application=application, env=env)
     base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        if not server.alive():
-            raise AssertionError(server.log_text())
-        try:
-            return httpx.get(f"{base}{health_path}", timeout=1).status_code in ready_statuses
-        except httpx.HTTPError:
-            return False
-
-    try:
-        wait_for(ready, timeout=timeout, what=f"daphne ({name}) to accept connections")
-    except BaseException:
-        server.stop()
-        raise
+    _wait_ready(server, base, health_path, ready_statuses, timeout)
     return server, base

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,9 +15,10 @@ from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.openapi import DraftOut, FullTaskOut, InboxPageOut
-from casemgmt.workflows.selectors import task_get, task_inbox
+from casemgmt.workflows.selectors import INBOX_SORTS, task_get, task_inbox
 from casemgmt.workflows.services import inbox as services
 from shared.api.fields import StrictCharField
+from shared.api.openapi import TIMESTAMP_OR_DATE, UUID, one_of, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
@@ -82,6 +84,16 @@ class TaskInboxApi(APIView):
     required = {"GET": ""}
     OutputSerializer = InboxPageOut
 
+    @extend_schema(
+        parameters=[
+            *page_parameters(),
+            query("status", one_of("claimed", "unclaimed", "completed"), "default: open tasks"),
+            query("dueBefore", TIMESTAMP_OR_DATE),
+            query("dueAfter", TIMESTAMP_OR_DATE),
+            query("caseId", UUID),
+            query("sortBy", one_of(*INBOX_SORTS), "default createdAt"),
+        ]
+    )
     def get(self, request: Request) -> Response:
         task_read_scope(user=request.user)
         page = get_page(request.query_params, default_limit=25, max_limit=100)

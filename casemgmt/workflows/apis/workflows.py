@@ -23,6 +23,7 @@ from casemgmt.workflows.services.workflows import (
 )
 from shared.api.errors import ValidationFailed
 from shared.api.fields import StrictCharField
+from shared.api.openapi import TEXT, one_of, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
 
@@ -84,7 +85,14 @@ class WorkflowListCreateApi(APIView):
     class InputSerializer(DefinitionInput):
         caseTypeKey = StrictCharField(max_length=100)
 
-    @extend_schema(operation_id="workflows_list")
+    @extend_schema(
+        operation_id="workflows_list",
+        parameters=[
+            *page_parameters(),
+            query("caseTypeKey", TEXT),
+            query("status", one_of(Workflow.DRAFT, Workflow.PUBLISHED, Workflow.WITHDRAWN)),
+        ],
+    )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         workflows = workflow_list(tenant_id=request.user.tenant_id, params=request.query_params)

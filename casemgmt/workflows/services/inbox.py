@@ -19,6 +19,7 @@ from casemgmt.cases.models import Case
 from casemgmt.notifications.models import Notification
 from casemgmt.notifications.services import task_notify
 from casemgmt.realtime.events import broadcast_on_commit
+from casemgmt.tenancy import rls
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.engine import workflow_advance
 from casemgmt.workflows.models import CaseStep
@@ -273,10 +274,10 @@ def tasks_escalate_overdue(*, now: datetime | None = None) -> int:
     now = now or now_ms()
     overdue = CaseStep.objects.filter(
         is_task=True, status=CaseStep.ACTIVE, escalated=False, due_at__lt=now
-    ).values_list("pk", flat=True)
+    ).values_list("pk", "tenant_id")
     escalated = 0
-    for pk in list(overdue[:1000]):
-        with transaction.atomic():
+    for pk, tenant_id in list(overdue[:1000]):  # selected across tenants, each escalated in its own
+        with rls.tenant_transaction(tenant_id):
             row = CaseStep.objects.select_related("assigned_to").get(pk=pk)
             if _mark_escalated(row, actor="system", reason=SLA_REASON, target=None):
                 escalated += 1

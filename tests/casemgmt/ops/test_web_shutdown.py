@@ -13,11 +13,9 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import psycopg
@@ -26,43 +24,17 @@ import websockets
 from django.db import connection
 
 from casemgmt.accounts.tokens import issue_for
-from tests.support.processes import ServiceProcess, child_env, database_url, free_port, wait_for
+from tests.support.processes import database_url, start_procfile_server, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
-ROOT = Path(__file__).resolve().parents[3]
 HELD = 6  # case creations held in flight across SIGTERM
-
-
-def production_command(port: int) -> str:
-    line = next(
-        line
-        for line in (ROOT / "deploy" / "Procfile").read_text().splitlines()
-        if line.startswith("case-web:")
-    )
-    command = line.removeprefix("case-web:").strip()
-    assert "--port 8000" in command
-    return command.replace("--port 8000", f"--port {port}")
 
 
 @pytest.fixture
 def server(subprocess_env):
-    port = free_port()
-    env = dict(subprocess_env, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    proc = ServiceProcess(
-        "case-web-shutdown", ["bash", "-c", f"exec {production_command(port)}"], child_env(env)
-    )
-    base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        assert proc.alive(), proc.log_text()
-        try:
-            return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
+    proc, base = start_procfile_server("case-web", env=subprocess_env, health_path="/healthz")
     try:
-        wait_for(ready, timeout=120, what="the production web command to accept connections")
         yield proc, base
     finally:
         proc.stop()

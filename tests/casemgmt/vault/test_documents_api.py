@@ -7,6 +7,8 @@ import hashlib
 import struct
 from urllib.parse import urlsplit
 
+import pytest
+
 from casemgmt.audit.models import AuditEvent
 from casemgmt.audit.selectors import case_events
 from casemgmt.vault.models import Blob, Document
@@ -138,6 +140,21 @@ def test_delete_removes_the_blob_only_when_nothing_else_refers_to_it(
     assert stored_blobs(vault_root) == []
     assert not Blob.objects.exists()
     assert api(owner).get(f"/vault/download/{second['id']}").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)  # the release runs when the delete really commits
+def test_deleting_a_document_keeps_bytes_another_tenant_still_uses(api, upload, owner, outsider, vault_root):
+    """Bytes are stored once across tenants. The release after a delete runs in the deleting
+    request's tenant context, where row-level security hides the other tenant's document: the
+    check whether anything still refers to the bytes must not be fooled by that."""
+    mine = upload(owner, CONTENT).json()
+    theirs = upload(outsider, CONTENT).json()
+    assert mine["contentHash"] == theirs["contentHash"]
+    assert api(owner).delete(f"/vault/{mine['id']}").status_code == 204
+    assert body_of(api(outsider).get(f"/vault/download/{theirs['id']}")) == CONTENT
+    assert Blob.objects.filter(sha256=hashlib.sha256(CONTENT).hexdigest()).exists()
+    assert api(outsider).delete(f"/vault/{theirs['id']}").status_code == 204
+    assert stored_blobs(vault_root) == [] and not Blob.objects.exists()
 
 
 def test_case_route_refuses_a_document_of_another_case(api, upload, owner, make_case):
