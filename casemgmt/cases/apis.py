@@ -32,7 +32,7 @@ from shared.api.openapi import (
     page_parameters,
     query,
 )
-from shared.api.pagination import get_page, list_total, next_link
+from shared.api.pagination import get_page, next_link
 from shared.api.time import iso
 
 

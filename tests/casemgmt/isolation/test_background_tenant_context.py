@@ -70,10 +70,11 @@ def test_a_task_runs_every_query_after_its_row_lookup_in_the_rows_tenant(tenant,
         send_welcome_email(str(user.id))
     assert [m.to for m in mail.outbox] == [[user.email]]
     sql = [q["sql"] for q in captured.captured_queries]
-    switch = next(i for i, q in enumerate(sql) if q.startswith(f"SET ROLE {rls.role_name()}"))
-    assert switch == 2, sql[:3]  # the row's tenant lookup, its set_config, then the role
-    assert str(tenant.id) in sql[1]
-    assert sql[-1].startswith("RESET ROLE")
+    # The switch is one statement setting the tenant and the role together (rls._SWITCH).
+    switch = next(i for i, q in enumerate(sql) if q.startswith("SELECT set_config('app.tenant_id'"))
+    assert switch == 1, sql[:2]  # the row's tenant lookup, then the switch to its tenant
+    assert str(tenant.id) in sql[switch] and f"'{rls.role_name()}'" in sql[switch]
+    assert sql[-1].startswith("SELECT set_config('role', 'none'")  # and back to the system context
     tables = [i for i, q in enumerate(sql) if '"accounts_user"' in q or '"tenancy_' in q]
     assert all(switch < i < len(sql) - 1 for i in tables[1:])
 
