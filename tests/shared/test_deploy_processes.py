@@ -46,7 +46,7 @@ def readme_commands() -> list[tuple[dict[str, str], tuple[str, ...]]]:
     text = (ROOT / "README.md").read_text()
     block = text.split("## Production path", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     commands = []
-    for line in block.replace("\\\n", " ").splitlines():  # a line ending in a backslash goes on
+    for line in block.replace("\\\n", " ").splitlines():  # continued lines joined
         env_, words = normalised(line.strip())
         if words and words[0] in {"uvicorn", "daphne", "celery", "python"}:
             commands.append((env_, words))
