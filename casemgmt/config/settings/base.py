@@ -254,10 +254,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 
 # Largest body an inbound webhook delivery may carry; larger: 413.
 WEBHOOK_MAX_BODY_BYTES = env.int("CASE_WEBHOOK_MAX_BODY_BYTES", default=1024 * 1024)
 # Threads per web server process running the HTTP API (config/asgi.py); each holds at most one
-# database connection, so keep it at or below CASE_DB_POOL_MAX_SIZE. Four, not eight: the threads
-# and the event loop share one GIL, and fewer threads cost less CPU per request (GIL hand-overs)
-# while still overlapping each request's database round trips (docs/benchmarks.md, serving layer).
-WEB_THREADS = env.int("CASE_WEB_THREADS", default=4)
+# database connection, so keep it at or below CASE_DB_POOL_MAX_SIZE. Eight: four cost 5-15% less
+# CPU per request (fewer GIL hand-overs), but a request waiting on a lock or a slow download holds
+# its thread, and with four a few such requests stalled a whole process (the graceful-shutdown
+# test's six held creations could not all get a thread); docs/benchmarks.md, serving layer.
+WEB_THREADS = env.int("CASE_WEB_THREADS", default=8)
 
 # Document vault: blobs stored once per SHA-256 of their bytes, on the filesystem (default) or in an
 # S3-compatible bucket.

@@ -104,41 +104,50 @@ def test_sigterm_under_load_finishes_in_flight_requests_and_exits_within_10s(ser
     loop = asyncio.new_event_loop()
     ws = loop.run_until_complete(open_socket())
     with ThreadPoolExecutor(max_workers=HELD + 4) as pool:
-        readers = [pool.submit(read_loop) for _ in range(4)]
-        wait_for(lambda: len(read_statuses) >= 20, timeout=60, what="reads to flow")
-        with psycopg.connect(url) as holder:  # a transaction: the row lock lasts until rollback
-            holder.execute(
-                "SELECT 1 FROM cases_casecounter WHERE tenant_id = %s FOR UPDATE", [str(tenant.id)]
-            ).fetchone()
-            held = [pool.submit(create, n) for n in range(1, HELD + 1)]
-            wait_for(lambda: waiting_on_locks(url) >= HELD, timeout=60, what="creations to wait on the lock")
+        try:
+            readers = [pool.submit(read_loop) for _ in range(4)]
+            wait_for(lambda: len(read_statuses) >= 20, timeout=60, what="reads to flow")
+            with psycopg.connect(url) as holder:  # a transaction: the row lock lasts until rollback
+                holder.execute(
+                    "SELECT 1 FROM cases_casecounter WHERE tenant_id = %s FOR UPDATE", [str(tenant.id)]
+                ).fetchone()
+                held = [pool.submit(create, n) for n in range(1, HELD + 1)]
+                wait_for(
+                    lambda: waiting_on_locks(url) >= HELD, timeout=60, what="creations to wait on the lock"
+                )
 
-            signalled = time.monotonic()
-            proc.proc.send_signal(signal.SIGTERM)  # as a process manager stops it: the main process only
+                signalled = time.monotonic()
+                proc.proc.send_signal(signal.SIGTERM)  # as a process manager stops it: the main process only
 
-            async def closed_by_server() -> None:
-                with pytest.raises(websockets.ConnectionClosed):
-                    await asyncio.wait_for(ws.recv(), timeout=10)
+                async def closed_by_server() -> None:
+                    with pytest.raises(websockets.ConnectionClosed):
+                        await asyncio.wait_for(ws.recv(), timeout=10)
 
-            loop.run_until_complete(closed_by_server())  # shutdown has begun
-            assert proc.alive(), "the server exited with requests still in flight"
-            assert not any(f.done() for f in held), "a held request was answered before the lock was released"
-            holder.rollback()
+                loop.run_until_complete(closed_by_server())  # shutdown has begun
+                assert proc.alive(), "the server exited with requests still in flight"
+                assert not any(f.done() for f in held), (
+                    "a held request was answered before the lock was released"
+                )
+                holder.rollback()
 
-        answers = [f.result(timeout=30) for f in held]
-        assert [a.status_code for a in answers] == [201] * HELD, [a.text for a in answers]
-        numbers = sorted(a.json()["caseNumber"] for a in answers)
-        assert len(set(numbers)) == HELD
+            answers = [f.result(timeout=30) for f in held]
+            assert [a.status_code for a in answers] == [201] * HELD, [a.text for a in answers]
+            numbers = sorted(a.json()["caseNumber"] for a in answers)
+            assert len(set(numbers)) == HELD
 
-        # Every process of the server (its workers and helpers too) is gone within 10 s of the signal.
-        # (proc.alive() reaps the main process once it exits; the group check sees its children.)
-        while (proc.alive() or group_alive(proc.proc.pid)) and time.monotonic() - signalled < 10.5:
-            time.sleep(0.05)
-        elapsed = time.monotonic() - signalled
-        assert elapsed <= 10, f"still running {elapsed:.1f} s after SIGTERM: {group_members(proc.proc.pid)}"
-        assert not proc.alive()
-        stop_reading.set()
-        for reader in readers:
-            reader.result(timeout=30)
+            # Every process of the server (its workers and helpers too) is gone within 10 s of the signal.
+            # (proc.alive() reaps the main process once it exits; the group check sees its children.)
+            while (proc.alive() or group_alive(proc.proc.pid)) and time.monotonic() - signalled < 10.5:
+                time.sleep(0.05)
+            elapsed = time.monotonic() - signalled
+            assert elapsed <= 10, (
+                f"still running {elapsed:.1f} s after SIGTERM: {group_members(proc.proc.pid)}"
+            )
+            assert not proc.alive()
+            stop_reading.set()
+            for reader in readers:
+                reader.result(timeout=30)
+        finally:
+            stop_reading.set()  # a failed check must not leave the readers looping forever
     loop.close()
     assert read_statuses and set(read_statuses) == {200}, set(read_statuses)
