@@ -139,13 +139,19 @@ def case_page(cases: QuerySet[Case], page: Page) -> list[Case]:
     return list(cases.filter(id__in=window))
 
 
-def _ordering(params: QueryDict) -> list[Any]:
+def _sort_params(params: QueryDict) -> tuple[str, str]:
+    """`sortBy` (default createdAt) and `order` (default desc), checked."""
     sort_by = params.get("sortBy") or "createdAt"
     if sort_by not in SORT_FIELDS:
         raise ValidationFailed(f"sortBy must be one of {', '.join(SORT_FIELDS)}", field="sortBy")
     order = params.get("order") or "desc"
     if order not in ("asc", "desc"):
         raise ValidationFailed("order must be asc or desc", field="order")
+    return sort_by, order
+
+
+def _ordering(params: QueryDict) -> list[Any]:
+    sort_by, order = _sort_params(params)
     field = F(SORT_FIELDS[sort_by])
     # NULLS LAST only where a NULL can occur: on a NOT NULL column it would still keep PostgreSQL
     # from reading an index backwards (DESC NULLS FIRST), and the first page would sort every row.
@@ -380,12 +386,7 @@ def _pg_list_filter(user: User, params: QueryDict) -> tuple[str, dict[str, Any]]
 
 def _pg_list_order(params: QueryDict) -> str:
     """`_ordering` as SQL over the alias `{c}` (the same terms, so the same indexes serve it)."""
-    sort_by = params.get("sortBy") or "createdAt"
-    if sort_by not in SORT_FIELDS:
-        raise ValidationFailed(f"sortBy must be one of {', '.join(SORT_FIELDS)}", field="sortBy")
-    order = params.get("order") or "desc"
-    if order not in ("asc", "desc"):
-        raise ValidationFailed("order must be asc or desc", field="order")
+    sort_by, order = _sort_params(params)
     direction = "ASC" if order == "asc" else "DESC"
     nulls = " NULLS LAST" if sort_by in NULLABLE_SORT_FIELDS else ""
     terms = [f"{{c}}.{SORT_FIELDS[sort_by]} {direction}{nulls}"]
