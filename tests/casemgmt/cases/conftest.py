@@ -44,6 +44,12 @@ def case_type(admin_user) -> CaseType:
 
 
 @pytest.fixture
+def permit_type(admin_user) -> CaseType:
+    """A case type with an open schema and the key `permit`, for workflows bound by that key."""
+    return case_type_create(user=admin_user, key="permit", display_name="Permit", schema={"type": "object"})
+
+
+@pytest.fixture
 def make_case(admin_user, case_type) -> Callable[..., Case]:
     def make(
         *, user: Any = None, data: dict[str, Any] | None = None, of_type: CaseType | None = None

@@ -8,7 +8,6 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from casemgmt.cases.services import case_type_create
 from casemgmt.workflows.models import CaseStep, Workflow
 
 pytestmark = pytest.mark.django_db
@@ -20,12 +19,7 @@ DEFINITION = {
 
 
 @pytest.fixture
-def plain_type(admin_user):
-    return case_type_create(user=admin_user, key="permit", display_name="Permit", schema={"type": "object"})
-
-
-@pytest.fixture
-def published(tenant, plain_type):
+def published(tenant, permit_type):
     return Workflow.objects.create(
         tenant=tenant,
         case_type_key="permit",
@@ -42,16 +36,16 @@ def parse(ts):
     return datetime.fromisoformat(ts.replace("Z", "+00:00"))
 
 
-def new_case(api, user, plain_type, **extra):
+def new_case(api, user, permit_type, **extra):
     response = api(user).post(
-        "/cases", {"caseTypeId": str(plain_type.id), "data": {"title": "x"}, **extra}, format="json"
+        "/cases", {"caseTypeId": str(permit_type.id), "data": {"title": "x"}, **extra}, format="json"
     )
     assert response.status_code == 201, response.json()
     return response.json()
 
 
-def test_default_published_workflow_is_bound_and_its_sla_used(api, admin_user, plain_type, published):
-    body = new_case(api, admin_user, plain_type)
+def test_default_published_workflow_is_bound_and_its_sla_used(api, admin_user, permit_type, published):
+    body = new_case(api, admin_user, permit_type)
     assert body["workflowVersionId"] == str(published.id)
     assert parse(body["slaDeadline"]) - parse(body["createdAt"]) == timedelta(hours=10)
     detail = api(admin_user).get(f"/cases/{body['id']}").json()
@@ -61,11 +55,11 @@ def test_default_published_workflow_is_bound_and_its_sla_used(api, admin_user, p
     assert item["currentStep"] == "Review"
 
 
-def test_explicit_version_must_be_published(api, admin_user, tenant, plain_type, published):
+def test_explicit_version_must_be_published(api, admin_user, tenant, permit_type, published):
     published.is_default = False
     published.save()
-    assert new_case(api, admin_user, plain_type)["workflowVersionId"] is None
-    assert new_case(api, admin_user, plain_type, workflowVersionId=str(published.id))[
+    assert new_case(api, admin_user, permit_type)["workflowVersionId"] is None
+    assert new_case(api, admin_user, permit_type, workflowVersionId=str(published.id))[
         "workflowVersionId"
     ] == str(published.id)
     draft = Workflow.objects.create(
@@ -73,15 +67,15 @@ def test_explicit_version_must_be_published(api, admin_user, tenant, plain_type,
     )
     response = api(admin_user).post(
         "/cases",
-        {"caseTypeId": str(plain_type.id), "data": {}, "workflowVersionId": str(draft.id)},
+        {"caseTypeId": str(permit_type.id), "data": {}, "workflowVersionId": str(draft.id)},
         format="json",
     )
     assert response.status_code == 400
 
 
-def test_assigned_to_filter_uses_active_tasks(api, admin_user, plain_type, published, make_user, tenant):
-    body = new_case(api, admin_user, plain_type)
-    new_case(api, admin_user, plain_type)
+def test_assigned_to_filter_uses_active_tasks(api, admin_user, permit_type, published, make_user, tenant):
+    body = new_case(api, admin_user, permit_type)
+    new_case(api, admin_user, permit_type)
     holder = make_user(tenant, permissions=["cases:read"])
     CaseStep.objects.filter(case_id=body["id"], step_id="review").update(assigned_to=holder)
     listing = api(holder).get(f"/cases?assignedTo={holder.id}").json()
@@ -89,8 +83,10 @@ def test_assigned_to_filter_uses_active_tasks(api, admin_user, plain_type, publi
     assert [i["id"] for i in api(holder).get("/cases?assignedTo=me").json()["data"]] == [body["id"]]
 
 
-def test_outcome_must_be_one_of_the_workflow_outcomes_and_close_halts(api, admin_user, plain_type, published):
-    body = new_case(api, admin_user, plain_type)
+def test_outcome_must_be_one_of_the_workflow_outcomes_and_close_halts(
+    api, admin_user, permit_type, published
+):
+    body = new_case(api, admin_user, permit_type)
     bad = api(admin_user).post(f"/cases/{body['id']}/close", {"outcome": "maybe"}, format="json")
     assert bad.status_code == 400 and bad.json()["details"]["field"] == "outcome"
     good = api(admin_user).post(f"/cases/{body['id']}/close", {"outcome": "approved"}, format="json")
@@ -100,8 +96,8 @@ def test_outcome_must_be_one_of_the_workflow_outcomes_and_close_halts(api, admin
     ).exists()
 
 
-def test_cancel_halts_the_workflow(api, admin_user, plain_type, published):
-    body = new_case(api, admin_user, plain_type)
+def test_cancel_halts_the_workflow(api, admin_user, permit_type, published):
+    body = new_case(api, admin_user, permit_type)
     assert api(admin_user).post(f"/cases/{body['id']}/cancel", {}, format="json").status_code == 200
     assert not CaseStep.objects.filter(
         case_id=body["id"], status__in=[CaseStep.ACTIVE, CaseStep.PENDING]

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from casemgmt.cases import selectors
 from casemgmt.cases.apis import case_list_item_out, case_out
 from casemgmt.cases.models import Case
-from casemgmt.cases.services import case_close, case_type_create
+from casemgmt.cases.services import case_close
 from casemgmt.workflows.models import CaseStep, Workflow
 from shared.api.time import iso
 
@@ -22,11 +22,6 @@ pytestmark = pytest.mark.django_db
 
 # Sub-millisecond digits that rounding (rather than truncating, as the API does) would change.
 AN_INSTANT = datetime(2026, 11, 26, 23, 59, 59, 999999, tzinfo=UTC)
-
-
-@pytest.fixture
-def permit_type(admin_user):
-    return case_type_create(user=admin_user, key="permit", display_name="Permit", schema={"type": "object"})
 
 
 @pytest.fixture
