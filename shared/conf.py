@@ -88,6 +88,28 @@ def redis_cache(url: str, prefix: str) -> dict[str, Any]:
     }
 
 
+# channels_redis waits for messages with a blocking pop of this many seconds (its brpop_timeout).
+CHANNEL_LAYER_BLOCK_SECONDS = 5
+
+
+def redis_channel_layer(url: str, prefix: str) -> dict[str, Any]:
+    """The Redis channel layer for WebSockets. redis-py reads with a 5 s socket timeout by default,
+    the same as the layer's blocking pop: an idle socket's read then timed out before Redis answered
+    "nothing", the consumer died with "Timeout reading", the browser reconnected, and what was sent
+    in between was lost. The read timeout is now well above the pop's, and still bounded, so a broker
+    that stops answering is noticed."""
+    host = {
+        "address": url,
+        "socket_timeout": CHANNEL_LAYER_BLOCK_SECONDS * 4,
+        "socket_connect_timeout": 5,
+        "health_check_interval": 30,
+    }
+    return {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [host], "prefix": isolation_prefix() + prefix},
+    }
+
+
 CORE_APPS = [
     # shared.web comes first so its admin/base_site.html (the product's name) overrides Django's.
     "shared.web",

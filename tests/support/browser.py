@@ -77,33 +77,26 @@ def screenshot(url: str, name: str, *, budget_ms: int = 15000) -> Path:
     return path
 
 
-def wait_for_text(driver, text: str, *, selector: str = "main", timeout: float = 20) -> None:
-    """Wait until the element matching `selector` shows `text`.
+# One script reads the element and its text at once: between a separate find and read, an htmx
+# swap can replace the element, and chromedriver then fails the read (a stale reference, or "Node
+# with given id does not belong to the document", which selenium cannot ignore selectively).
+_TEXT_OF = "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;"
 
-    htmx swaps replace elements while the wait reads them: a stale reference means "look again",
-    not a failure, so it is ignored like a missing element.
-    """
-    from selenium.common.exceptions import (
-        NoSuchElementException,
-        StaleElementReferenceException,
-        TimeoutException,
-    )
-    from selenium.webdriver.common.by import By
+
+def text_of(driver, selector: str = "body") -> str | None:
+    """The rendered text of the first element matching `selector`, or None when there is none."""
+    return driver.execute_script(_TEXT_OF, selector)
+
+
+def wait_for_text(driver, text: str, *, selector: str = "main", timeout: float = 20) -> None:
+    """Wait until the element matching `selector` shows `text`."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    def body() -> str:
-        try:
-            return driver.find_element(By.TAG_NAME, "body").text
-        except StaleElementReferenceException:
-            return "(the page was being replaced)"
-
-    wait = WebDriverWait(
-        driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
-    )
     try:
-        wait.until(lambda d: text in d.find_element(By.CSS_SELECTOR, selector).text)
+        WebDriverWait(driver, timeout).until(lambda d: text in (text_of(d, selector) or ""))
     except TimeoutException:
-        raise AssertionError(f"{text!r} never appeared; the page shows: {body()}") from None
+        raise AssertionError(f"{text!r} never appeared; the page shows: {text_of(driver)}") from None
 
 
 def start_driver(*, window: str = "1280,1000"):

@@ -92,12 +92,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 if REDIS_URL:
     CACHES = {"default": conf.redis_cache(f"{REDIS_URL}/1", "case:")}
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [f"{REDIS_URL}/2"], "prefix": conf.isolation_prefix() + "case:asgi"},
-        }
-    }
+    CHANNEL_LAYERS = {"default": conf.redis_channel_layer(f"{REDIS_URL}/2", "case:asgi")}
 else:
     # Embedded default: a file cache shared by the web and worker processes, in-memory channels.
     CACHES = {

@@ -60,11 +60,7 @@ def until(driver, script: str, what: str, timeout: float = 20) -> None:
     try:
         WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
     except Exception:
-        raise AssertionError(f"{what} never happened; the page shows: {d_text(driver)}") from None
-
-
-def d_text(driver) -> str:
-    return driver.find_element(By.TAG_NAME, "body").text
+        raise AssertionError(f"{what} never happened; the page shows: {browser.text_of(driver)}") from None
 
 
 def accessible(driver, page: str) -> None:

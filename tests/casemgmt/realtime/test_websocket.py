@@ -14,6 +14,7 @@ from casemgmt.accounts.services import auth_logout, password_change, principal_d
 from casemgmt.accounts.tokens import issue_for, jwt_config
 from casemgmt.realtime.events import broadcast
 from shared.auth import tokens
+from shared.conf import CHANNEL_LAYER_BLOCK_SECONDS
 from tests.casemgmt.conftest import PASSWORD
 from tests.support.asyncdb import call, receive_json
 
@@ -62,6 +63,28 @@ def test_tenant_message_reaches_subscribers_with_query_token_and_header(
                 assert message["timestamp"].endswith("Z")
             with pytest.raises(asyncio.TimeoutError):
                 await receive_json(outsider_ws, timeout=1)
+
+    asyncio.run(scenario())
+
+
+def test_an_idle_socket_stays_open_and_still_receives(asgi_server, tenant, admin_user):
+    """Idle for longer than two of the channel layer's blocking pops: with redis-py's default read
+    timeout (as long as one pop) the server's consumer died with "Timeout reading", the socket
+    closed, and messages sent before the browser reconnected were lost."""
+    idle = CHANNEL_LAYER_BLOCK_SECONDS * 2 + 1
+    token = issue_for(admin_user).token
+
+    async def scenario():
+        async with websockets.connect(ws_url(asgi_server, token), open_timeout=10) as ws:
+            await ws.send(json.dumps({"type": "ping"}))
+            assert (await receive_json(ws))["type"] == "pong"
+            with pytest.raises(asyncio.TimeoutError):  # nothing arrives, and the socket is not closed
+                await receive_json(ws, timeout=idle)
+            await call(
+                broadcast, tenant_id=tenant.id, type="case:updated", data={"caseId": "c9", "version": 3}
+            )
+            message = await receive_json(ws)
+            assert (message["type"], message["data"]) == ("case:updated", {"caseId": "c9", "version": 3})
 
     asyncio.run(scenario())
 
