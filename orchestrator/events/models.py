@@ -18,16 +18,23 @@ class Event(models.Model):
     ]  # fmt: skip
 
     id = models.BigAutoField(primary_key=True)
-    type = models.CharField(max_length=32, choices=TYPES, db_index=True)
-    occurred_at = models.DateTimeField(db_index=True)
-    run_id = models.CharField(max_length=128, blank=True, db_index=True)
+    type = models.CharField(max_length=32, choices=TYPES)
+    occurred_at = models.DateTimeField()
+    run_id = models.CharField(max_length=128, blank=True)
     dag_id = models.CharField(max_length=128, blank=True)
     task_id = models.CharField(max_length=128, blank=True)
     data = models.JSONField(default=dict)
-    dispatched_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("id",)
+        # The outbox is only ever read as "not dispatched yet, oldest first"; an agent writes two
+        # events per task run, so every other index would cost each of them an entry for nothing.
+        indexes = [
+            models.Index(
+                fields=["id"], name="orch_event_undispatched", condition=models.Q(dispatched_at__isnull=True)
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.type} #{self.id}"

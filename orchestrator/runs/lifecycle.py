@@ -366,8 +366,11 @@ def finish(
     if not ok:
         return _finish_failed(task_run_id, attempt, run_id, exit_code, retryable, note)
     if execution is not None and not execution.has_dependents and connection.vendor == "postgresql":
-        done, dispatched = _finish_leaf(execution), False
-    elif execution is not None and connection.vendor == "postgresql":
+        leaf = _finish_leaf(execution)
+        if leaf.done and leaf.run_may_be_done:
+            complete_run_if_done(run_id)
+        return COMPLETED if leaf.done else None
+    if execution is not None and connection.vendor == "postgresql":
         outcome = _finish_single_upstream(execution)
         done, dispatched = outcome if outcome is not None else _finish_with_dependents(execution)
     else:
@@ -377,38 +380,56 @@ def finish(
     return COMPLETED if done else None
 
 
-LEAF_COMPLETE_SQL = """
+# The completion of a task run nothing waits for, its event, and whether the run may be done, in
+# one statement (atomic on its own). The probe reads the statement's snapshot, taken before this
+# completion: when another task run is pending or queued, its own completion comes later and looks
+# again (seeing this one committed), and when one failed or was cancelled the run cannot complete;
+# either way there is nothing to check. Otherwise the others, if any, are running and may be
+# completing at this very moment, each seeing the rest still running in its own snapshot: the run's
+# completion is then checked after the commit, where every committed completion shows
+# (`complete_run_if_done`). A pending or queued task run that is claimed, run and completed entirely
+# while this statement is under way is the one case missed: the recovery sweep completes that run.
+LEAF_COMPLETE_SQL = f"""
 WITH done AS (
-    UPDATE orch_runs_taskrun SET status = 'completed', end_time = %s, exit_code = 0
-     WHERE id = %s AND status = 'running' AND attempts = %s
+    UPDATE orch_runs_taskrun SET status = 'completed', end_time = %(now)s, exit_code = 0
+     WHERE id = %(id)s AND status = 'running' AND attempts = %(attempt)s
     RETURNING id
+), event AS (
+    INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
+    SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb, NULL FROM done
 )
-INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
-SELECT 'task.completed', %s, %s, %s, %s, %s::jsonb, NULL FROM done
-RETURNING id
+SELECT EXISTS (SELECT 1 FROM done),
+       EXISTS (SELECT 1 FROM orch_runs_taskrun
+                WHERE run_id = %(run)s AND status IN ({", ".join(f"'{s}'" for s in (PENDING, QUEUED, FAILED, CANCELLED))}))
 """
 
 
-def _finish_leaf(execution: Execution, now: datetime | None = None) -> bool:
+@dataclass(frozen=True)
+class LeafCompletion:
+    done: bool  # this attempt completed the task run (False: it no longer owned it)
+    run_may_be_done: bool  # the run's completion is worth checking after the commit
+
+
+def _finish_leaf(execution: Execution, now: datetime | None = None) -> LeafCompletion:
     """A task run nothing waits for: its completion and its event are one statement (atomic on
     its own), with no dependents to lock or queue."""
     now = now or now_ms()
     tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
                          start_time=execution.start_time, end_time=now)  # fmt: skip
     data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
-    params: list[str | int | datetime] = [
-        now,
-        execution.task_run_id,
-        execution.attempt,
-        now,
-        execution.run_id,
-        execution.dag_id or "",
-        execution.task_id,
-        json.dumps(data),
-    ]
+    params = {
+        "now": now,
+        "id": execution.task_run_id,
+        "attempt": execution.attempt,
+        "run": execution.run_id,
+        "dag": execution.dag_id or "",
+        "task": execution.task_id,
+        "data": json.dumps(data),
+    }
     with prepared_cursor() as cursor:
         cursor.execute(LEAF_COMPLETE_SQL, params)
-        return cursor.fetchone() is not None
+        done, waiting = cursor.fetchone()
+    return LeafCompletion(done=done, run_may_be_done=done and not waiting)
 
 
 # The completion of a task run whose pending dependents wait for it alone (a chain's links, a
@@ -506,7 +527,7 @@ def _finish_with_dependents(execution: Execution) -> tuple[bool, bool]:
         .values_list("pk", "status", "upstream", "task_id", "queue", "attempts", "run__status")
     )
     now = now_ms()
-    if not _finish_leaf(execution, now):
+    if not _finish_leaf(execution, now).done:
         return False, False
     run = SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id)
     candidates = [

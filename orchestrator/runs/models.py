@@ -69,7 +69,9 @@ class TaskRun(models.Model):
     STATUSES = [(s, s) for s in (PENDING, QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED)]
 
     id = models.CharField(primary_key=True, max_length=128)  # <task_id>_<8 hex>
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="task_runs")
+    # Every index costs each claim and completion an entry (a status change is never a HOT update):
+    # the run's lookups use (run, status), an agent's running task runs the status index.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="task_runs", db_index=False)
     task_id = models.CharField(max_length=100)
     command = models.TextField()
     env = models.JSONField(default=dict)  # resolved parameters and env_vars
@@ -81,7 +83,7 @@ class TaskRun(models.Model):
     max_attempts = models.PositiveIntegerField(default=1)
     retry_delay_seconds = models.PositiveIntegerField(default=0)
     timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
-    agent_id = models.CharField(max_length=200, null=True, blank=True, db_index=True)  # noqa: DJ001 - null is the API's 'none'
+    agent_id = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - null is the API's 'none'
     # The agent process (session) that claimed the current attempt: an agent id survives restarts.
     agent_session = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001 - null: not claimed
     queued_at = models.DateTimeField(null=True, blank=True)
