@@ -1,10 +1,17 @@
-"""Emitting events into the outbox. Call inside the transaction that changes the state."""
+"""Emitting events into the outbox. Call inside the transaction that changes the state.
+
+An event of a type no webhook registration subscribes to has nowhere to go: it is written as
+dispatched already, so the dispatcher never reads or rewrites it (marking each one dispatched later
+cost as much as everything else an agent writes per task run). A registration so receives the
+events written after it exists, as it does when the dispatcher runs between the two.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.events.models import Event
+from orchestrator.webhooks.selectors import subscribed_event_types, subscribed_sql
 from shared.api.time import iso, now_ms
 from shared.bulkinsert import bulk_insert_rows
 
@@ -23,13 +30,15 @@ if TYPE_CHECKING:  # runs and agents emit events through here, so their models a
 def event_emit(*, type: str, data: dict[str, Any]) -> Event:
     """`data` is the webhook payload's data object: run_id, dag_id, task_id, task_run_id, status,
     start_time, end_time, duration_seconds (agent events carry agent fields instead)."""
+    occurred = now_ms()
     return Event.objects.create(
         type=type,
-        occurred_at=now_ms(),
+        occurred_at=occurred,
         run_id=data.get("run_id") or "",
         dag_id=data.get("dag_id") or "",
         task_id=data.get("task_id") or "",
         data=data,
+        dispatched_at=None if type in subscribed_event_types() else occurred,
     )
 
 
@@ -41,6 +50,7 @@ def event_emit_task_runs(task_runs: Sequence[TaskRun | SimpleNamespace], run: Ru
     """One insert for many task runs' events (scheduling a large DAG)."""
     occurred = now_ms()
     dag_id = run.dag_id or ""
+    subscribed = subscribed_event_types()
     bulk_insert_rows(
         Event,
         [
@@ -51,7 +61,7 @@ def event_emit_task_runs(task_runs: Sequence[TaskRun | SimpleNamespace], run: Ru
                 "dag_id": dag_id,
                 "task_id": tr.task_id,
                 "data": task_run_event_data(tr, run),
-                "dispatched_at": None,
+                "dispatched_at": None if f"task.{tr.status}" in subscribed else occurred,
             }
             for tr in task_runs
         ],
@@ -61,6 +71,12 @@ def event_emit_task_runs(task_runs: Sequence[TaskRun | SimpleNamespace], run: Ru
 def event_emit_task_run(task_run: TaskRun | SimpleNamespace, run: Run | SimpleNamespace) -> Event:
     """`task.<status>` for a task run's new state (its webhook payload data)."""
     return event_emit(type=f"task.{task_run.status}", data=task_run_event_data(task_run, run))
+
+
+def dispatched_at_sql(event_type_sql: str, now_sql: str) -> str:
+    """The `dispatched_at` of an event written by a single SQL statement (PostgreSQL): NULL while a
+    registration subscribes to its type, else the time it was written (see the module's note)."""
+    return f"CASE WHEN {subscribed_sql(event_type_sql)} THEN NULL ELSE {now_sql} END"
 
 
 def task_run_event_data(task_run: TaskRun | SimpleNamespace, run: Run | SimpleNamespace) -> dict[str, Any]:

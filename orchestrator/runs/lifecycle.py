@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 
 from orchestrator.events.services import (
+    dispatched_at_sql,
     event_emit_run,
     event_emit_task_run,
     event_emit_task_runs,
@@ -153,7 +154,7 @@ WITH claimed AS (
            jsonb_build_object('run_id', c.run_id, 'dag_id', c.dag_id, 'task_id', c.task_id,
                               'task_run_id', %(id)s::text, 'status', 'running', 'start_time', %(now_iso)s::text,
                               'end_time', NULL, 'duration_seconds', NULL),
-           NULL
+           {dispatched_running}
       FROM claimed c
 )
 SELECT * FROM claimed
@@ -165,8 +166,9 @@ SELECT * FROM claimed
 FAST_GUARD = """AND t.priority = 0 AND t.pool IS NULL
        AND NOT EXISTS (SELECT 1 FROM orch_runs_taskrun q
                         WHERE q.queue = t.queue AND q.status = 'queued' AND q.priority > 0)"""
-FAST_CLAIM_SQL = CLAIM_SQL.format(guard=FAST_GUARD)
-EXACT_CLAIM_SQL = CLAIM_SQL.format(guard="")
+_RUNNING_DISPATCHED = dispatched_at_sql("'task.running'", "%(now)s")
+FAST_CLAIM_SQL = CLAIM_SQL.format(guard=FAST_GUARD, dispatched_running=_RUNNING_DISPATCHED)
+EXACT_CLAIM_SQL = CLAIM_SQL.format(guard="", dispatched_running=_RUNNING_DISPATCHED)
 
 
 def claim(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str = "") -> Execution | None:
@@ -396,7 +398,7 @@ WITH done AS (
     RETURNING id
 ), event AS (
     INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
-    SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb, NULL FROM done
+    SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb, {dispatched_at_sql("'task.completed'", "%(now)s")} FROM done
 )
 SELECT EXISTS (SELECT 1 FROM done),
        EXISTS (SELECT 1 FROM orch_runs_taskrun
@@ -439,7 +441,7 @@ def _finish_leaf(execution: Execution, now: datetime | None = None) -> LeafCompl
 # also waits for another task run (fan-in), the statement changes nothing and says so: the other
 # upstream's state must then be read after the locks, in a snapshot of its own (the statement's
 # snapshot predates them), which `_finish_with_dependents` does.
-SINGLE_UPSTREAM_COMPLETE_SQL = """
+SINGLE_UPSTREAM_COMPLETE_SQL = f"""
 WITH locked AS MATERIALIZED (
     SELECT t.id, t.upstream
       FROM orch_runs_taskrun t
@@ -466,13 +468,14 @@ WITH locked AS MATERIALIZED (
     RETURNING t.id, t.task_id, t.queue, t.attempts
 ), events AS (
     INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
-    SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb, NULL::timestamptz FROM done
+    SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb,
+           {dispatched_at_sql("'task.completed'", "%(now)s::timestamptz")} FROM done
     UNION ALL
     SELECT 'task.queued', %(now)s, %(run)s, %(dag)s, r.task_id,
            jsonb_build_object('run_id', %(run)s::text, 'dag_id', %(dag_or_null)s::text, 'task_id', r.task_id,
                               'task_run_id', r.id, 'status', 'queued', 'start_time', NULL,
                               'end_time', NULL, 'duration_seconds', NULL),
-           NULL
+           {dispatched_at_sql("'task.queued'", "%(now)s::timestamptz")}
       FROM ready r
 )
 SELECT c.fan_in, (SELECT count(*) FROM done),

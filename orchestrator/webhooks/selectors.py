@@ -24,3 +24,15 @@ def delivery_list(*, webhook: Webhook) -> QuerySet[Delivery]:
         .prefetch_related("attempt_rows")
         .order_by("-created_at", "-event_id")
     )
+
+
+def subscribed_event_types() -> set[str]:
+    """The event types at least one registration subscribes to."""
+    return {t for types in Webhook.objects.values_list("events", flat=True) for t in types}
+
+
+def subscribed_sql(event_type_sql: str) -> str:
+    """PostgreSQL: true when a registration subscribes to the event type the expression names (for
+    the agents' single statements, which cannot call `subscribed_event_types`)."""
+    table = Webhook._meta.db_table
+    return f"EXISTS (SELECT 1 FROM {table} w WHERE w.events @> jsonb_build_array(({event_type_sql})::text))"
