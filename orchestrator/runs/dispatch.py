@@ -7,13 +7,14 @@ import logging
 from dataclasses import dataclass
 
 from django.db import transaction
-from kombu.exceptions import OperationalError
+from kombu.exceptions import BatchPublishError, OperationalError
 
 logger = logging.getLogger(__name__)
 
 # A wake-up is worth a short wait for the broker, not a stuck agent or request: past this, the
 # sweeper sends it again (queued task runs whose wake-up is overdue).
 PUBLISH_RETRY = {"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
+PUBLISH_BATCH = 500  # broker commands per pipeline
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,10 @@ def send_now(wakeups: list[Wakeup]) -> None:
     if not wakeups:
         return
     try:
-        with execute_task_run.app.producer_or_acquire() as producer:
+        # Many wake-ups (a large DAG's roots) leave in one round trip to the broker (a pipeline;
+        # kombu sends them one by one where its transport cannot batch): one by one they cost the
+        # scheduling request as much CPU as everything else it does.
+        with execute_task_run.app.producer_or_acquire() as producer, producer.batch(max_size=PUBLISH_BATCH):
             for w in wakeups:
                 execute_task_run.apply_async(
                     args=[w.task_run_id, w.attempt],
@@ -43,7 +47,9 @@ def send_now(wakeups: list[Wakeup]) -> None:
                     retry=True,
                     retry_policy=PUBLISH_RETRY,
                 )
-    except (OperationalError, OSError) as exc:
+    except (OperationalError, OSError, BatchPublishError) as exc:
+        # A failed batch may have been delivered in part: duplicates are harmless (the claim is
+        # conditional), and what is missing the sweeper sends again.
         logger.warning("Broker unavailable (%s): %d wake-up(s) left to the sweeper", exc, len(wakeups))
 
 

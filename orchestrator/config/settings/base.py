@@ -205,6 +205,13 @@ STATIC_ROOT = VAR_DIR / "static"
 LOGIN_REDIRECT_URL = "/api/status"
 
 LOGGING = conf.logging_config(env.str("ORCH_LOG_LEVEL", default="INFO"))
+# An agent records every task run in the database (status, times, exit code, output): Celery's own
+# two lines per message ("received", "succeeded in") only repeat that, and writing them cost a few
+# per cent of an agent's throughput (docs/benchmarks.md). They show at ORCH_LOG_LEVEL=DEBUG.
+for _per_message in ("celery.app.trace", "celery.worker.strategy"):
+    LOGGING["loggers"][_per_message] = {
+        "level": "DEBUG" if LOGGING["root"]["level"] == "DEBUG" else "WARNING"
+    }
 PROMETHEUS_METRIC_NAMESPACE = ""
 
 # Security headers (Django's SecurityMiddleware and XFrameOptionsMiddleware; HTML pages also get a
