@@ -371,13 +371,13 @@ def bench_runs_list(base: str, key: str, count: int, requests: int) -> dict:
     return summary(f"runs list ({len(queries)} query shapes, {count} runs stored)", times)
 
 
-def bench_floor(chain: int, fanout: int, rounds: int, concurrency: int) -> dict:
+def bench_floor(chain: int, fanout: int, rounds: int, concurrency: int, log_level: str = "INFO") -> dict:
     sys.path.insert(0, str(ROOT / "bench"))
     from bench.orch_celery_floor import _redis, hop, noop
 
     env = child_env({})
     args = [sys.executable, "-m", "celery", "-A", "bench.orch_celery_floor", "worker", "-Q", "floor", "-c", str(concurrency),
-            "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"]  # fmt: skip
+            "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", log_level]  # fmt: skip
     workers = [ServiceProcess(f"orch-bench-floor{i}", args + ["-n", f"floor{i}@%h"], env) for i in (1, 2)]
     try:
         key = f"floor:{uuid.uuid4().hex}"
@@ -452,6 +452,11 @@ def main() -> None:
     parser.add_argument("--list-requests", type=int, default=450)
     parser.add_argument("--concurrency", type=int, default=2, help="pool processes per agent")
     parser.add_argument("--skip-floor", action="store_true")
+    parser.add_argument(
+        "--floor-log-level",
+        default="INFO",
+        help="the floor workers' -l (INFO logs two lines per task, as run)",
+    )
     args = parser.parse_args()
     import django
 
@@ -464,7 +469,11 @@ def main() -> None:
         f"machine: {os.cpu_count()} CPUs, load average {load:.1f}; agents: 2 x concurrency {args.concurrency}"
     )
     orch = bench_orchestrator(args.chain, args.fanout, args.rounds, args.concurrency)
-    floor = None if args.skip_floor else bench_floor(args.chain, args.fanout, args.rounds, args.concurrency)
+    floor = (
+        None
+        if args.skip_floor
+        else bench_floor(args.chain, args.fanout, args.rounds, args.concurrency, args.floor_log_level)
+    )
     big = runs = None
     if args.big or args.runs:
         web, base = start_web()
