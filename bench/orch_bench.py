@@ -99,7 +99,7 @@ def summary(label: str, values_ms: list[float]) -> dict:
 
 def start_agents(concurrency: int, queue: str, *, stripped: bool = False) -> list[ServiceProcess]:
     """Two agents as orch-agent starts them (control queue, scheduler and sweeper included)."""
-    env = child_env({**SERVICE_ENV, "ORCH_AGENT_HEARTBEAT_SECONDS": "2", "ORCH_LOG_LEVEL": "INFO"})
+    env = child_env({**SERVICE_ENV, "ORCH_LOG_LEVEL": "INFO"})
     entry = ["bench/orch_agent_nolimits.py"] if stripped else ["manage_orch.py", "run_agent"]
     procs = []
     for i in (1, 2):
