@@ -104,8 +104,9 @@ def events_dispatch(*, batch_size: int | None = None) -> int:
     return len(claimed)
 
 
-# With no webhook registered, no event has anywhere to go: a batch is marked dispatched in one
-# statement, without reading the events (an agent emits three per task run).
+# With no webhook registered, no event has anywhere to go. Events are written dispatched already
+# then (events.services); what is left undispatched (written while a registration existed, or before
+# that rule) is marked in one statement per batch, without reading the events.
 MARK_DISPATCHED_SQL = """
 UPDATE orch_events_event SET dispatched_at = %s
  WHERE id IN (SELECT id FROM orch_events_event WHERE dispatched_at IS NULL
