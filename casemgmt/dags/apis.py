@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.dags import openapi, services, tasks
+from shared.api.openapi import errors_also
 
 
 class OrchestratorCallbackApi(APIView):
@@ -23,7 +24,7 @@ class OrchestratorCallbackApi(APIView):
     authentication_classes: list = []
     required = {"POST": None}
 
-    @extend_schema(request=None, responses=openapi.CallbackOut)
+    @extend_schema(request=None, responses=openapi.CallbackOut, extensions=errors_also(401))
     def post(self, request: Request, tenant_id: UUID) -> Response:
         dag_run_ids = services.dag_callback_accept(
             tenant_id=tenant_id,

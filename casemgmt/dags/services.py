@@ -7,11 +7,8 @@ replayed callback or a poll racing a callback changes nothing the second time.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
-import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -31,6 +28,7 @@ from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.engine import template_context
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services.steps import step_fail, step_succeed
+from shared import signing
 from shared.api import errors
 from shared.api.time import now_ms
 
@@ -212,8 +210,7 @@ def dag_runs_due() -> tuple[list[str], list[str]]:
 def signature(secret: str, timestamp: str, body: bytes) -> str:
     """`sha256=` + HMAC-SHA256 of `<timestamp>.<body>`: the timestamp is signed too, so an old
     callback cannot be sent again under a fresh timestamp."""
-    message = timestamp.encode() + b"." + body
-    return "sha256=" + hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+    return signing.sha256_sign(secret, signing.timestamped(timestamp, body))
 
 
 def dag_callback_accept(*, tenant_id: UUID, timestamp: str, sig: str, body: bytes) -> list[str]:
@@ -224,10 +221,9 @@ def dag_callback_accept(*, tenant_id: UUID, timestamp: str, sig: str, body: byte
         config = _config(tenant_id)
     except ConnectorError:
         raise errors.NotFound("No orchestrator is configured for this tenant.") from None
-    expected = signature(config["webhookSecret"], timestamp, body)
-    if not hmac.compare_digest(expected, sig or ""):
+    if not signing.sha256_verify(config["webhookSecret"], signing.timestamped(timestamp, body), sig):
         raise errors.NotAuthenticated("Invalid callback signature.")
-    if not timestamp.isdigit() or abs(time.time() - int(timestamp)) > settings.DAG_CALLBACK_WINDOW_SECONDS:
+    if not signing.timestamp_fresh(timestamp, settings.DAG_CALLBACK_WINDOW_SECONDS):
         raise errors.NotAuthenticated("Callback timestamp outside the accepted window.")
     return _record_callback(tenant_id=tenant_id, sig=sig, body=body)
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,11 +18,11 @@ from rest_framework.views import APIView
 
 from casemgmt.connectors.crypto import UndecryptableConfig
 from casemgmt.tenancy.serializers import StrictBooleanField, StrictSerializer
-from casemgmt.webhooks import openapi, selectors, services
+from casemgmt.webhooks import openapi, selectors, services, signatures
 from casemgmt.webhooks.models import InboundWebhook
 from shared.api import errors
 from shared.api.fields import JsonObjectField, StrictCharField
-from shared.api.openapi import page_parameters
+from shared.api.openapi import errors_also, page_parameters
 from shared.api.pagination import get_page, page_links
 from shared.api.parsers import StrictJSONParser
 from shared.api.time import iso
@@ -38,6 +40,7 @@ def inbound_webhook_out(webhook: InboundWebhook, *, key: str | None = None) -> d
         "casePointer": webhook.case_pointer or None,
         "isActive": webhook.is_active,
         "secret": "***" if webhook.secret_encrypted else None,
+        "signatureScheme": webhook.signature_scheme,
         "keyPrefix": webhook.key_prefix,
         "principalId": str(webhook.principal_id),
         "createdAt": iso(webhook.created_at),
@@ -66,6 +69,7 @@ def _values_of(data: dict[str, Any]) -> services.WebhookValues:
         mapping=data.get("mapping"),
         case_pointer=data.get("casePointer"),
         is_active=data.get("isActive"),
+        signature_scheme=data.get("signatureScheme"),
     )
 
 
@@ -78,6 +82,11 @@ class InboundWebhookInput(StrictSerializer):
     isActive = StrictBooleanField(required=False)
     # The HMAC secret senders sign with; null or "" means deliveries are not signed.
     secret = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=256)
+    # `standard`: only Standard Webhooks signatures (id and timestamp signed); `any` (the default,
+    # so senders of the body-only X-Webhook-Signature keep working) takes every signed form.
+    signatureScheme = serializers.ChoiceField(
+        choices=[InboundWebhook.ANY_SIGNATURE, InboundWebhook.STANDARD_SIGNATURE], required=False
+    )
 
 
 class InboundWebhookListCreateApi(APIView):
@@ -161,11 +170,18 @@ def _raw_body(request: Request) -> bytes:
     return body
 
 
-def _delivery_id(request: Request) -> str | None:
-    value = next((request.headers[h] for h in DELIVERY_HEADERS if request.headers.get(h)), None)
-    if value is not None and (len(value) > 200 or not value.isprintable()):
-        raise errors.ValidationFailed("the delivery id must be at most 200 printable characters")
-    return value
+def _signed(request: Request, webhook: InboundWebhook, body: bytes) -> signatures.Signed:
+    """The verified signature's replay guard; a form without a signed id takes the sender's
+    unsigned delivery id (X-Webhook-Delivery or X-Delivery-Id), if any, as before."""
+    try:
+        signed = signatures.verify(webhook, body, request.headers)
+    except UndecryptableConfig:  # encrypted under a key no longer configured
+        raise errors.NotConfigured("The webhook secret cannot be read; set it again.") from None
+    if signed.delivery_id is None:
+        value = next((request.headers[h] for h in DELIVERY_HEADERS if request.headers.get(h)), None)
+        if value is not None:
+            signed = replace(signed, delivery_id=signatures.check_delivery_id(value))
+    return signed
 
 
 def _payload(request: Request, body: bytes) -> Any:
@@ -186,23 +202,43 @@ def _payload(request: Request, body: bytes) -> Any:
         raise errors.ValidationFailed(f"Malformed request body: {exc.detail}", field="body") from None
 
 
+def _header(name: str, description: str) -> OpenApiParameter:
+    return OpenApiParameter(name, str, OpenApiParameter.HEADER, required=False, description=description)
+
+
 class WebhookReceiveApi(APIView):
     """Public: a delivery is identified by its URL and key (header X-Webhook-Key or query `key`),
-    and, when the webhook has a secret, by X-Webhook-Signature over the raw body."""
+    and, when the webhook has a secret, by its signature (the forms in `signatures`): a bad, missing
+    or stale one is 401; a repeated signed id or body-only signature is accepted with no effect."""
 
     authentication_classes: list = []
     required = {"POST": None}
 
     @extend_schema(
         operation_id="webhooks_receive",
+        description=(
+            "Signed deliveries (webhook with a secret) use one of: Standard Webhooks (`webhook-id`, "
+            "`webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`); "
+            "`X-Webhook-Id` + `X-Webhook-Timestamp` + `X-Webhook-Signature: sha256=<hex of "
+            "id.timestamp.body>`; or `X-Webhook-Signature: sha256=<hex of the raw body>` (not when the "
+            "webhook's signatureScheme is `standard`). A timestamp more than 5 minutes away, a bad "
+            "signature or a wrong key: 401. A signed id already taken, or the same body-only signed "
+            'request again: 202 with status "duplicate" and no effect.'
+        ),
         request={"application/json": dict},
         parameters=[
-            OpenApiParameter("X-Webhook-Key", str, OpenApiParameter.HEADER, required=False),
-            OpenApiParameter("X-Webhook-Signature", str, OpenApiParameter.HEADER, required=False),
-            OpenApiParameter("X-Webhook-Delivery", str, OpenApiParameter.HEADER, required=False),
+            _header("X-Webhook-Key", "The webhook's key (or the `key` query parameter)."),
+            _header("X-Webhook-Signature", "sha256=<hex>: of the raw body, or of id.timestamp.body."),
+            _header("X-Webhook-Id", "The signed delivery id of the timestamped sha256= form."),
+            _header("X-Webhook-Timestamp", "Unix seconds, signed, in the timestamped sha256= form."),
+            _header("X-Webhook-Delivery", "The sender's delivery id for an unsigned or body-only delivery."),
+            _header("webhook-id", "Standard Webhooks message id (the delivery id)."),
+            _header("webhook-timestamp", "Standard Webhooks Unix seconds."),
+            _header("webhook-signature", "Standard Webhooks `v1,<base64>` signatures, space-separated."),
             OpenApiParameter("key", str, OpenApiParameter.QUERY, required=False),
         ],
         responses={202: openapi.DeliveryAcceptedOut},
+        extensions=errors_also(401),
     )
     def post(self, request: Request, tenant_id: Any, path: str) -> Response:
         webhook = selectors.inbound_webhook_receiver(tenant_id=tenant_id, path=path)
@@ -210,13 +246,8 @@ class WebhookReceiveApi(APIView):
         if not services.key_matches(webhook, key):
             raise errors.NotAuthenticated("Invalid or missing webhook key.")
         body = _raw_body(request)
-        try:
-            signed = services.signature_valid(webhook, body, request.headers.get("X-Webhook-Signature"))
-        except UndecryptableConfig:  # encrypted under a key no longer configured
-            raise errors.NotConfigured("The webhook secret cannot be read; set it again.") from None
-        if not signed:
-            raise errors.NotAuthenticated("Invalid or missing X-Webhook-Signature.")
+        signed = _signed(request, webhook, body)
         received = services.inbound_webhook_receive(
-            webhook=webhook, delivery_id=_delivery_id(request), payload=_payload(request, body)
+            webhook=webhook, signed=signed, payload=_payload(request, body)
         )
         return Response(received_out(received), status=202)

@@ -20,6 +20,10 @@ class InboundWebhook(models.Model):
     key_prefix = models.CharField(max_length=16)
     # The HMAC secret, Fernet-encrypted; empty when deliveries are not signed.
     secret_encrypted = models.TextField(blank=True)
+    # Which signed forms a delivery may use: `any` (the body-only `X-Webhook-Signature` too) or
+    # `standard` (Standard Webhooks only: id and timestamp signed, replays refused by both).
+    ANY_SIGNATURE, STANDARD_SIGNATURE = "any", "standard"
+    signature_scheme = models.CharField(max_length=10, default=ANY_SIGNATURE)
     case_type_key = models.CharField(max_length=100)
     # {target JSON pointer in case data: source JSON pointer in the payload}; empty: the whole payload.
     mapping = models.JSONField(default=dict)
@@ -53,6 +57,9 @@ class InboundDelivery(models.Model):
     # The sender's delivery id (X-Webhook-Delivery or X-Delivery-Id); null when it sent none, so
     # the partial unique index below leaves id-less deliveries alone.
     delivery_id = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    # The body-only `sha256=` signature of a delivery that carried no signed timestamp: the same
+    # signed request sent again is a replay (it cannot be told from the first by its age).
+    signature_digest = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
     outcome = models.CharField(max_length=10, blank=True)
     case = models.ForeignKey("cases.Case", on_delete=models.SET_NULL, null=True, related_name="+")
     received_at = models.DateTimeField(auto_now_add=True)
@@ -64,6 +71,11 @@ class InboundDelivery(models.Model):
                 fields=["webhook", "delivery_id"],
                 condition=models.Q(delivery_id__isnull=False),
                 name="inbound_delivery_unique_id",
+            ),
+            models.UniqueConstraint(
+                fields=["webhook", "signature_digest"],
+                condition=models.Q(signature_digest__isnull=False),
+                name="inbound_delivery_unique_signature",
             ),
         ]
 

@@ -15,6 +15,10 @@ class InboundWebhookOut(serializers.Serializer):
     casePointer = serializers.CharField(allow_null=True)
     isActive = serializers.BooleanField()
     secret = serializers.CharField(allow_null=True, help_text='"***" when deliveries must be signed')
+    signatureScheme = serializers.ChoiceField(
+        choices=["any", "standard"],
+        help_text="standard: Standard Webhooks signatures only; any: the body-only X-Webhook-Signature too",
+    )
     keyPrefix = serializers.CharField()
     principalId = serializers.UUIDField()
     createdAt = serializers.DateTimeField()

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from casemgmt.accounts.models import User
 from casemgmt.accounts.services import user_create
@@ -19,6 +18,7 @@ from casemgmt.cases.services import case_create, case_update_data
 from casemgmt.connectors import crypto
 from casemgmt.webhooks.mapping import case_reference, check_mapping, map_payload, parse_pointer
 from casemgmt.webhooks.models import InboundDelivery, InboundWebhook
+from casemgmt.webhooks.signatures import Signed
 from shared.api.errors import AlreadyExists, NotFound, ValidationFailed
 from shared.auth import apikeys
 
@@ -41,6 +41,7 @@ class WebhookValues:
     mapping: dict[str, str] | None = None
     case_pointer: str | None = None
     is_active: bool | None = None
+    signature_scheme: str | None = None
 
 
 def _check_path(path: str) -> str:
@@ -77,6 +78,14 @@ def _apply(webhook: InboundWebhook, values: WebhookValues) -> None:
         webhook.case_pointer = values.case_pointer
     if values.is_active is not None:
         webhook.is_active = values.is_active
+    if values.signature_scheme is not None:
+        webhook.signature_scheme = values.signature_scheme
+
+
+def _check_scheme(webhook: InboundWebhook) -> None:
+    # Standard Webhooks only means signed: without a secret nothing could be verified.
+    if webhook.signature_scheme == InboundWebhook.STANDARD_SIGNATURE and not webhook.secret_encrypted:
+        raise ValidationFailed("signatureScheme standard needs a secret", field="signatureScheme")
 
 
 def _set_secret(webhook: InboundWebhook, secret: str | None) -> None:
@@ -114,6 +123,7 @@ def _audit(webhook: InboundWebhook, actor: User, operation: str, **extra: Any) -
             "casePointer": webhook.case_pointer or None,
             "isActive": webhook.is_active,
             "signed": bool(webhook.secret_encrypted),  # never the secret itself
+            "signatureScheme": webhook.signature_scheme,
             **extra,
         },
     )
@@ -129,6 +139,7 @@ def inbound_webhook_create(
     webhook = InboundWebhook(id=uuid.uuid4(), tenant=tenant, created_by=actor)
     _apply(webhook, values)
     _set_secret(webhook, secret)
+    _check_scheme(webhook)
     key = _new_key(webhook)
     # Deliveries act as an agent principal of their own: it has no roles and no credentials, and
     # names the webhook as the author of the cases it creates and updates.
@@ -160,6 +171,7 @@ def inbound_webhook_update(
     _apply(webhook, values)
     if change_secret:
         _set_secret(webhook, secret)
+    _check_scheme(webhook)
     key = _new_key(webhook) if rotate_key else None
     _save(webhook)
     _audit(webhook, actor, "updated", keyRotated=rotate_key, secretChanged=change_secret)
@@ -196,17 +208,6 @@ def key_matches(webhook: InboundWebhook, key: str | None) -> bool:
     return bool(key) and apikeys.matches(key or "", webhook.key_hash)
 
 
-def signature_valid(webhook: InboundWebhook, body: bytes, header: str | None) -> bool:
-    """`X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the raw body>`; always true when unsigned."""
-    if not webhook.secret_encrypted:
-        return True
-    if not header or not header.startswith("sha256="):
-        return False
-    secret = str(crypto.decrypt_json(webhook.secret_encrypted)).encode("utf-8")
-    expected = hmac.new(secret, body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, header.removeprefix("sha256=").strip().lower())
-
-
 @dataclass(frozen=True)
 class Received:
     delivery: InboundDelivery
@@ -225,27 +226,37 @@ def _target_case(webhook: InboundWebhook, reference: str) -> Case:
     return case
 
 
-def _claim_delivery(webhook: InboundWebhook, delivery_id: str | None) -> InboundDelivery | None:
-    """A new delivery row, or None when this delivery id was already taken. A concurrent twin waits
-    on the unique index until the first commits, then finds it taken; if the first rolls back (its
-    case failed validation) the twin goes ahead."""
+def _claim_delivery(webhook: InboundWebhook, signed: Signed) -> InboundDelivery | None:
+    """A new delivery row, or None when its delivery id or body signature was already taken. A
+    concurrent twin waits on the unique index until the first commits, then finds it taken; if the
+    first rolls back (its case failed validation) the twin goes ahead."""
     try:
         with transaction.atomic():
             return InboundDelivery.objects.create(
-                tenant_id=webhook.tenant_id, webhook=webhook, delivery_id=delivery_id
+                tenant_id=webhook.tenant_id,
+                webhook=webhook,
+                delivery_id=signed.delivery_id,
+                signature_digest=signed.digest,
             )
     except IntegrityError:
         return None
 
 
+def _original(webhook: InboundWebhook, signed: Signed) -> InboundDelivery:
+    nothing = Q(pk__in=[])
+    by_id = Q(delivery_id=signed.delivery_id) if signed.delivery_id else nothing
+    by_digest = Q(signature_digest=signed.digest) if signed.digest else nothing
+    return InboundDelivery.objects.filter(by_id | by_digest, webhook=webhook).earliest("id")
+
+
 @transaction.atomic
-def inbound_webhook_receive(*, webhook: InboundWebhook, delivery_id: str | None, payload: Any) -> Received:
+def inbound_webhook_receive(*, webhook: InboundWebhook, signed: Signed, payload: Any) -> Received:
     """Creates a case of the webhook's case type (its workflow starts) or, when the payload names
-    an existing case, merges the mapped data into it (RFC 7386). One delivery id is taken once."""
-    delivery = _claim_delivery(webhook, delivery_id)
+    an existing case, merges the mapped data into it (RFC 7386). One delivery id, and one body-only
+    signature, is taken once: a repeat is accepted with no effect."""
+    delivery = _claim_delivery(webhook, signed)
     if delivery is None:
-        original = InboundDelivery.objects.get(webhook=webhook, delivery_id=delivery_id)
-        return Received(delivery=original, duplicate=True)
+        return Received(delivery=_original(webhook, signed), duplicate=True)
     data = map_payload(webhook.mapping, payload)
     reference = case_reference(webhook.case_pointer, payload)
     principal = webhook.principal

@@ -21,6 +21,7 @@ from orchestrator.webhooks import crypto, tasks
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import Delivery, DeliveryAttempt
 from orchestrator.webhooks.payloads import signature
+from shared import signing
 from shared.ssrf import pinned_request
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def build_headers(delivery: Delivery, body: bytes) -> dict[str, str]:
             "X-Service-Delivery": str(delivery.id),
             "X-Service-Timestamp": timestamp,
             "X-Service-Signature": signature(secret, body),
-            "X-Service-Signature-Timestamped": signature(secret, timestamp.encode() + b"." + body),
+            "X-Service-Signature-Timestamped": signature(secret, signing.timestamped(timestamp, body)),
         }
     )
     return headers

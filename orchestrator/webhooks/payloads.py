@@ -7,12 +7,11 @@ emitter recorded. Agent events (see docs/decisions.md, "Webhooks and events"):
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 from typing import Any
 
 from orchestrator.events.models import Event
+from shared import signing
 from shared.api.time import iso
 
 RUN_KEYS = (
@@ -43,4 +42,4 @@ def payload_body(event: Event) -> str:
 
 def signature(secret: str, body: bytes) -> str:
     """`sha256=<hex HMAC-SHA256 of the raw body>`, keyed with the registration's secret."""
-    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    return signing.sha256_sign(secret, body)

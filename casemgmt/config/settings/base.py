@@ -248,6 +248,8 @@ REPORTS_ROW_CAP = env.int("CASE_REPORTS_ROW_CAP", default=10_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("CASE_MAX_JSON_BYTES", default=2 * 1024 * 1024)
 # Largest body an inbound webhook delivery may carry; larger: 413.
 WEBHOOK_MAX_BODY_BYTES = env.int("CASE_WEBHOOK_MAX_BODY_BYTES", default=1024 * 1024)
+# A signed inbound delivery whose timestamp is further than this from now is refused (401).
+WEBHOOK_SIGNATURE_WINDOW_SECONDS = env.int("CASE_WEBHOOK_SIGNATURE_WINDOW_SECONDS", default=300)
 # Threads per web server process running the HTTP API (config/asgi.py); each holds at most one
 # database connection, so keep it at or below CASE_DB_POOL_MAX_SIZE. Eight: four cost 5-15% less
 # CPU per request (fewer GIL hand-overs), but a request waiting on a lock or a slow download holds

@@ -4,6 +4,11 @@ Text inputs (description, comment body) are plain text turned into Atlassian Doc
 paragraph per blank-line-separated block, since v3 accepts nothing else for rich-text fields.
 A transition is named by its id or by its name (or its target status's name), looked up among the
 issue's available transitions.
+
+Every request carries `Idempotency-Key: <outbox delivery id>`, the same on each retry of one
+delivery, so a retry after a timeout does not create a second issue or comment where Jira (or a
+gateway before it) honours the header; Jira Cloud does not document that it does, so the outbox
+claim (no attempt while another holds the delivery) stays the guard against sending twice.
 """
 
 from __future__ import annotations
@@ -138,7 +143,11 @@ class JiraApi:
             raise ConnectorError("not_configured", f"jira: missing configuration {', '.join(missing)}")
         self.base = str(config["baseUrl"]).rstrip("/") + "/rest/api/3/"
         credentials = base64.b64encode(f"{config['email']}:{config['apiToken']}".encode()).decode()
-        self.headers = {"Authorization": f"Basic {credentials}", "Accept": "application/json"}
+        self.headers = {
+            "Authorization": f"Basic {credentials}",
+            "Accept": "application/json",
+            "Idempotency-Key": context.idempotency_key,
+        }
         self.context = context
         self.last: HttpResponse | None = None
 

@@ -3,6 +3,12 @@ opened with conversations.open), or edit a message the bot posted.
 
 Slack answers most failures with HTTP 200 and `{"ok": false, "error": "<code>"}`; the code decides
 whether trying again can help. Rate limits come as HTTP 429 with Retry-After.
+
+Every call carries `Idempotency-Key: <outbox delivery id>`, the same on each retry. The Web API
+documents no idempotency for chat.postMessage, so the duplicate guard is ours: the outbox claims a
+delivery before each attempt, so a redelivered or duplicated message never sends; only an attempt
+whose answer was lost (a timeout after Slack posted) can post again, with the same key for any
+proxy or gateway in between that honours it.
 """
 
 from __future__ import annotations
@@ -102,6 +108,7 @@ class SlackApi:
             headers={
                 "Authorization": f"Bearer {self.token}",
                 "Content-Type": "application/json; charset=utf-8",
+                "Idempotency-Key": self.context.idempotency_key,
             },
             json=payload,
         )

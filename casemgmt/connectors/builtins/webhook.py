@@ -11,17 +11,16 @@ sends the same bytes. Headers:
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 from typing import Any
 
 from casemgmt.connectors.base import Action, Connector, ConnectorError, Input, InvocationContext, Result
 from casemgmt.connectors.http import raise_for_status
+from shared import signing
 
 
 def signature(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return signing.sha256_sign(secret, body)
 
 
 class WebhookConnector(Connector):

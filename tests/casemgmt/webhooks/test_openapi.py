@@ -22,3 +22,14 @@ def test_documented_fields_match_real_responses(api, admin_user):
     )
     accepted = deliver(hook, {"subject": "x"}, secret="a-long-enough-secret")
     assert set(accepted.json()) == set(components["DeliveryAcceptedOut"]["properties"])
+
+
+def test_the_public_receivers_document_their_401(api):
+    """Neither receiver has a bearer token, yet both refuse a bad signature (or key) with 401."""
+    paths = ok(api(None).get("/openapi.json"))["paths"]
+    receive = paths["/webhooks/{tenant_id}/{path}"]["post"]
+    callback = paths["/webhooks/orchestrator/{tenant_id}"]["post"]
+    for operation in (receive, callback):
+        assert "401" in operation["responses"]
+    headers = {p["name"] for p in receive["parameters"] if p["in"] == "header"}
+    assert {"webhook-id", "webhook-timestamp", "webhook-signature", "X-Webhook-Timestamp"} <= headers
