@@ -1,7 +1,7 @@
 """Signed checkpoints of the tenants' audit chains (the scheme: shared.audit.checkpoints).
 
 The beat job runs `audit_checkpoint_sweep` in the system context: it reads, per tenant, the head of
-the chain and its last checkpoint (three primary-key-ordered index lookups), then writes each due
+the chain and its last checkpoint (a few index lookups), then writes each due
 checkpoint, and offers pending ones to the witnesses, in that tenant's own context.
 """
 
