@@ -5,31 +5,45 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0005_append_function'),
-        ('tenancy', '0002_tenant_default_sla_hours'),
+        ("audit", "0005_append_function"),
+        ("tenancy", "0002_tenant_default_sla_hours"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AuditCheckpoint',
+            name="AuditCheckpoint",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('chain', models.CharField(max_length=64)),
-                ('sequence', models.BigIntegerField()),
-                ('head_hash', models.CharField(max_length=71)),
-                ('created_at', models.DateTimeField()),
-                ('key_id', models.CharField(max_length=64)),
-                ('signature', models.CharField(max_length=100)),
-                ('witnessed_at', models.DateTimeField(blank=True, null=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='tenancy.tenant')),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("chain", models.CharField(max_length=64)),
+                ("sequence", models.BigIntegerField()),
+                ("head_hash", models.CharField(max_length=71)),
+                ("created_at", models.DateTimeField()),
+                ("key_id", models.CharField(max_length=64)),
+                ("signature", models.CharField(max_length=100)),
+                ("witnessed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="tenancy.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ('chain', 'sequence'),
-                'abstract': False,
-                'indexes': [models.Index(condition=models.Q(('witnessed_at__isnull', True)), fields=['chain', 'sequence'], name='audit_checkpoint_unwitnessed')],
-                'constraints': [models.UniqueConstraint(fields=('chain', 'sequence'), name='audit_checkpoint_chain_sequence')],
+                "ordering": ("chain", "sequence"),
+                "abstract": False,
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("witnessed_at__isnull", True)),
+                        fields=["chain", "sequence"],
+                        name="audit_checkpoint_unwitnessed",
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("chain", "sequence"), name="audit_checkpoint_chain_sequence"
+                    )
+                ],
             },
         ),
     ]

@@ -4,28 +4,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('orch_audit', '0002_append_only_trigger'),
+        ("orch_audit", "0002_append_only_trigger"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AuditCheckpoint',
+            name="AuditCheckpoint",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('chain', models.CharField(max_length=64)),
-                ('sequence', models.BigIntegerField()),
-                ('head_hash', models.CharField(max_length=71)),
-                ('created_at', models.DateTimeField()),
-                ('key_id', models.CharField(max_length=64)),
-                ('signature', models.CharField(max_length=100)),
-                ('witnessed_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("chain", models.CharField(max_length=64)),
+                ("sequence", models.BigIntegerField()),
+                ("head_hash", models.CharField(max_length=71)),
+                ("created_at", models.DateTimeField()),
+                ("key_id", models.CharField(max_length=64)),
+                ("signature", models.CharField(max_length=100)),
+                ("witnessed_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ('chain', 'sequence'),
-                'abstract': False,
-                'constraints': [models.UniqueConstraint(fields=('chain', 'sequence'), name='orch_audit_checkpoint_chain_sequence')],
+                "ordering": ("chain", "sequence"),
+                "abstract": False,
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("chain", "sequence"), name="orch_audit_checkpoint_chain_sequence"
+                    )
+                ],
             },
         ),
     ]
