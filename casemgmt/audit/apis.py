@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.audit import selectors, services
+from casemgmt.audit import checkpoints, selectors, services
 from casemgmt.audit.exports import export_response
 from casemgmt.audit.models import AuditEvent
 from casemgmt.cases import openapi
@@ -21,7 +21,14 @@ from casemgmt.tenancy.throttling import ExportThrottle
 from shared.api.openapi import EXPORT_RESPONSES, TEXT, TIMESTAMP_OR_DATE, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso, now_ms
+from shared.audit.checkpoints import (
+    CheckpointReport,
+    checkpoint_out,
+    checkpoint_report_out,
+    verify_from_checkpoint,
+)
 from shared.audit.models import AuditEventBase
+from shared.audit.openapi import CheckpointKeysOut
 from shared.audit.services import ChainEntry, VerifyResult, event_to_dict
 
 FORMAT_PARAMETER = OpenApiParameter(
@@ -68,7 +75,7 @@ def case_verify_out(result: VerifyResult) -> dict[str, Any]:
     }
 
 
-def chain_verify_out(result: VerifyResult) -> dict[str, Any]:
+def chain_verify_out(result: VerifyResult, report: CheckpointReport) -> dict[str, Any]:
     return {
         "status": "valid" if result.is_valid else "invalid",
         "entries_checked": result.entries_checked,
@@ -77,6 +84,7 @@ def chain_verify_out(result: VerifyResult) -> dict[str, Any]:
         "redacted_entries": result.redacted_entries,
         "first_invalid_entry": chain_entry_out(result.first_broken),
         "errors": result.errors,
+        "checkpoints": checkpoint_report_out(report),
     }
 
 
@@ -142,10 +150,51 @@ class AuditVerifyChainApi(APIView):
     OutputSerializer = openapi.ChainVerifyOut
     required = {"GET": "admin:audit"}
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "from",
+                str,
+                enum=["genesis", "checkpoint"],
+                description="genesis (default): walk every event; checkpoint: only the events after "
+                "the last signed checkpoint that holds (every checkpoint is still checked)",
+            )
+        ]
+    )
     def get(self, request: Request) -> Response:
-        result = services.verify_tenant_chain(tenant_id=request.user.tenant_id)
+        from_checkpoint = verify_from_checkpoint(request.query_params.get("from"))
+        result, report = checkpoints.verify_tenant_chain_checkpointed(
+            tenant_id=request.user.tenant_id, from_checkpoint=from_checkpoint
+        )
         services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
-        return Response(chain_verify_out(result))
+        return Response(chain_verify_out(result, report))
+
+
+class AuditCheckpointListApi(APIView):
+    """The tenant chain's signed checkpoints, newest first, for an outside witness to keep."""
+
+    OutputSerializer = openapi.CheckpointPageOut
+    required = {"GET": "admin:audit"}
+
+    @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
+    def get(self, request: Request) -> Response:
+        page = get_page(request.query_params, default_limit=50, max_limit=500)
+        rows = selectors.checkpoint_list(tenant_id=request.user.tenant_id)
+        total = rows.count()
+        current = checkpoints.policy()
+        data = [checkpoint_out(current, row) for row in rows[page.offset : page.offset + page.limit]]
+        next_url, _ = page_links(request, page, total)
+        return Response({"data": data, "total": total, "next": next_url})
+
+
+class AuditCheckpointKeysApi(APIView):
+    """The public keys that verify checkpoints (the first signs new ones)."""
+
+    OutputSerializer = CheckpointKeysOut
+    required = {"GET": "admin:audit"}
+
+    def get(self, request: Request) -> Response:
+        return Response({"keys": checkpoints.policy().keyring.public_keys_out()})
 
 
 class AuditExportApi(APIView):

@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.http import QueryDict
 
-from casemgmt.audit.models import AuditEvent
+from casemgmt.audit.models import AuditCheckpoint, AuditEvent
 from shared.api.errors import ValidationFailed
 from shared.api.time import parse_iso
 
@@ -82,3 +82,8 @@ def export_format(params: QueryDict) -> str:
     if value not in EXPORT_FORMATS:
         raise ValidationFailed("format must be csv or json", field="format")
     return value
+
+
+def checkpoint_list(*, tenant_id: Any) -> QuerySet[AuditCheckpoint]:
+    """GET /audit/checkpoints: the tenant chain's checkpoints, newest first."""
+    return AuditCheckpoint.objects.filter(chain=str(tenant_id)).order_by("-sequence")

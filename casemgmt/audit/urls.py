@@ -9,4 +9,6 @@ urlpatterns = [
     path("audit", apis.AuditListApi.as_view(), name="audit-list"),
     path("audit/verify-chain", apis.AuditVerifyChainApi.as_view(), name="audit-verify-chain"),
     path("audit/export", apis.AuditExportApi.as_view(), name="audit-export"),
+    path("audit/checkpoints", apis.AuditCheckpointListApi.as_view(), name="audit-checkpoints"),
+    path("audit/checkpoints/keys", apis.AuditCheckpointKeysApi.as_view(), name="audit-checkpoint-keys"),
 ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from shared.audit.openapi import CheckpointOut, CheckpointReportOut
+
 
 class CaseTypeOut(serializers.Serializer):
     id = serializers.UUIDField()
@@ -138,6 +140,12 @@ class _EntryOut(serializers.Serializer):
     hash = serializers.CharField()
 
 
+class CheckpointPageOut(serializers.Serializer):
+    data = CheckpointOut(many=True)
+    total = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+
+
 class ChainVerifyOut(serializers.Serializer):
     status = serializers.CharField(help_text="valid or invalid")
     entries_checked = serializers.IntegerField()
@@ -146,3 +154,4 @@ class ChainVerifyOut(serializers.Serializer):
     redacted_entries = serializers.IntegerField()
     first_invalid_entry = _EntryOut(allow_null=True)
     errors = serializers.ListField(child=serializers.CharField())
+    checkpoints = CheckpointReportOut()

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.http import QueryDict
 
-from orchestrator.audit.models import CHAIN, AuditEvent
+from orchestrator.audit.models import CHAIN, AuditCheckpoint, AuditEvent
 from shared.api.errors import ValidationFailed
 
 EXPORT_FORMATS = ("csv", "json")
@@ -22,6 +22,11 @@ def audit_event_list(*, filters: dict[str, str]) -> QuerySet[AuditEvent]:
 def audit_export_events() -> QuerySet[AuditEvent]:
     """Oldest first, so an export can be verified by walking it in order."""
     return AuditEvent.objects.filter(chain=CHAIN).order_by("sequence")
+
+
+def audit_checkpoint_list() -> QuerySet[AuditCheckpoint]:
+    """Newest first."""
+    return AuditCheckpoint.objects.filter(chain=CHAIN).order_by("-sequence")
 
 
 def export_format(params: QueryDict) -> str:

@@ -10,6 +10,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from shared import conf
+from shared.audit import signing as audit_signing
 
 BASE_DIR = conf.ROOT_DIR
 env = environ.Env()
@@ -226,6 +227,25 @@ NOTIFICATIONS_SCAN_SECONDS = env.float("CASE_NOTIFICATIONS_SCAN_SECONDS", defaul
 CELERY_BEAT_SCHEDULE["notifications-send-pending"] = {
     "task": "casemgmt.notifications.send_pending_notifications",
     "schedule": NOTIFICATIONS_SCAN_SECONDS,
+}
+
+# Audit checkpoints (casemgmt/audit/checkpoints.py): Ed25519 keys as `<key id>:<base64 32-byte
+# seed>`, comma-separated; the first signs, all verify (rotate by putting a new key first). Required
+# in production; the embedded default and tests derive one from SECRET_KEY. A tenant's chain gets a
+# checkpoint once EVERY_EVENTS events lie past its last one or the oldest of them is INTERVAL old;
+# the beat scan looks every SCAN seconds. Witnesses: a file (one JSON line per checkpoint) and/or a
+# URL (POST, through the connectors' outbound address guard).
+AUDIT_SIGNING_KEYS = env.list("CASE_AUDIT_SIGNING_KEYS", default=[])
+if AUDIT_SIGNING_KEYS:
+    audit_signing.parse_keys(AUDIT_SIGNING_KEYS)  # a malformed key stops the process at start
+AUDIT_CHECKPOINT_EVERY_EVENTS = env.int("CASE_AUDIT_CHECKPOINT_EVERY_EVENTS", default=1000)
+AUDIT_CHECKPOINT_INTERVAL_SECONDS = env.float("CASE_AUDIT_CHECKPOINT_INTERVAL_SECONDS", default=600.0)
+AUDIT_CHECKPOINT_SCAN_SECONDS = env.float("CASE_AUDIT_CHECKPOINT_SCAN_SECONDS", default=60.0)
+AUDIT_WITNESS_FILE = env.str("CASE_AUDIT_WITNESS_FILE", default="")
+AUDIT_WITNESS_URL = env.str("CASE_AUDIT_WITNESS_URL", default="")
+CELERY_BEAT_SCHEDULE["audit-checkpoint-sweep"] = {
+    "task": "casemgmt.audit.checkpoint_sweep",
+    "schedule": AUDIT_CHECKPOINT_SCAN_SECONDS,
 }
 
 # A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow
