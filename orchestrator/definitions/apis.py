@@ -266,7 +266,11 @@ class ParameterSetDetailApi(APIView):
     class InputSerializer(ProblemsSerializer):
         def read(self, body: dict, problems: Problems) -> dict[str, Any]:
             # keys are PARAM or <task_id>.<PARAM>; the task id is checked when a schedule uses the set
-            return {"parameters": environment.check_map(problems, body.get("parameters"), "parameters", qualified=True)}
+            return {
+                "parameters": environment.check_map(
+                    problems, body.get("parameters"), "parameters", qualified=True
+                )
+            }
 
     @extend_schema(responses=openapi.ParameterSetOut)
     def get(self, request: Request, parameter_set_id: str) -> Response:

@@ -20,14 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from shared.api.problems import Problems
 
 MAX_NAME_CHARS = 128
 MAX_VALUE_CHARS = 32 * 1024
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,%d}$" % (MAX_NAME_CHARS - 1))
+NAME_RE = re.compile(rf"^[A-Za-z_][A-Za-z0-9_]{{0,{MAX_NAME_CHARS - 1}}}$")
 
 # Names matched exactly (environment names are case-sensitive on the agents, which are Linux).
 REFUSED_NAMES = frozenset(
@@ -181,7 +181,3 @@ def fingerprint(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def audit_changes(*, env_vars: Mapping[str, Any], parameters: Mapping[str, Any]) -> dict[str, Any]:
     return {"env_vars": fingerprint(env_vars), "parameters": fingerprint(parameters)}
-
-
-def names_of(env: Iterable[str]) -> str:
-    return ", ".join(sorted(env))
