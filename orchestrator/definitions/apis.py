@@ -11,10 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions import openapi, selectors, services
+from orchestrator.definitions import environment, openapi, selectors, services
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
 from orchestrator.definitions.querying import list_parameters, page_of, paged
-from orchestrator.definitions.validation import PARAM_RE
 from orchestrator.security.principals import actor_name
 from shared.api import errors
 from shared.api.openapi import TEXT, query
@@ -36,6 +35,7 @@ def task_out(task: TaskDefinition, *, detail: bool = False) -> dict:
         "command": task.command,
         "dependencies": task.dependencies,
         "parameters": task.parameters,
+        "allowed_env": task.allowed_env,
         "queue": task.queue,
         "pool": task.pool,
         "version": task.version,
@@ -125,7 +125,8 @@ class TaskDetailApi(APIView):
                 "description": problems.string(body, "description"),
                 "command": problems.string(body, "command", required=True),
                 "dependencies": problems.string_list(body, "dependencies"),
-                "parameters": problems.string_map(body.get("parameters"), "parameters", key_pattern=PARAM_RE),
+                "parameters": environment.check_map(problems, body.get("parameters"), "parameters"),
+                "allowed_env": environment.check_allowed_env(problems, body.get("allowed_env")),
                 "queue": problems.string(body, "queue"),
                 "pool": problems.string(body, "pool") or None,
             }
@@ -182,9 +183,7 @@ def _dag_tasks(problems: Problems, raw: Any) -> list[dict[str, Any]]:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             problems.add(f"tasks[{index}]", "must be a task id or an object with id and parameters")
             continue
-        params = problems.string_map(
-            item.get("parameters"), f"tasks[{index}].parameters", key_pattern=PARAM_RE
-        )
+        params = environment.check_map(problems, item.get("parameters"), f"tasks[{index}].parameters")
         entries.append({"id": item["id"], "parameters": params})
     return entries
 
@@ -235,7 +234,7 @@ class ContextDetailApi(APIView):
     class InputSerializer(ProblemsSerializer):
         def read(self, body: dict, problems: Problems) -> dict[str, Any]:
             return {
-                "variables": problems.string_map(body.get("variables"), "variables", key_pattern=PARAM_RE),
+                "variables": environment.check_map(problems, body.get("variables"), "variables"),
                 "extends": problems.string(body, "extends") or None,
             }
 
@@ -266,8 +265,12 @@ class ParameterSetListApi(APIView):
 class ParameterSetDetailApi(APIView):
     class InputSerializer(ProblemsSerializer):
         def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            # keys are PARAM or <task_id>.<PARAM>, checked when a schedule uses the set
-            return {"parameters": problems.string_map(body.get("parameters"), "parameters")}
+            # keys are PARAM or <task_id>.<PARAM>; the task id is checked when a schedule uses the set
+            return {
+                "parameters": environment.check_map(
+                    problems, body.get("parameters"), "parameters", qualified=True
+                )
+            }
 
     @extend_schema(responses=openapi.ParameterSetOut)
     def get(self, request: Request, parameter_set_id: str) -> Response:

@@ -42,6 +42,15 @@ class TaskIn(serializers.Serializer):
     command = serializers.CharField(help_text="May contain ${NAME} references (substituted shell-quoted).")
     dependencies = serializers.ListField(child=IdField(), required=False, allow_null=True)
     parameters = StringMapField(required=False)
+    allowed_env = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text=(
+            "Environment names that schedule-task/schedule-dag env_vars and parameters may set for "
+            "this task (others: 400). Null or absent: not declared, any name but the refused ones."
+        ),
+    )
     queue = optional_text(help_text="Empty: the default queue.")
     pool = serializers.CharField(
         required=False, allow_null=True, allow_blank=True, help_text="A pool's name (unknown: 400)."

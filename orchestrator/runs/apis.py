@@ -13,8 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from orchestrator.definitions import environment
 from orchestrator.definitions.querying import list_parameters, page_of, paged, parse_bool
-from orchestrator.definitions.validation import ID_RE, PARAM_RE
+from orchestrator.definitions.validation import ID_RE
 from orchestrator.runs import logstream, openapi, selectors, services
 from orchestrator.runs.idempotency import idempotent
 from orchestrator.runs.models import Run, TaskRun
@@ -54,7 +55,7 @@ def read_options(body: dict, p: Problems) -> ScheduleOptions:
     else:
         opts.run_id = run_id
     opts.context = p.string(body, "context") or None
-    opts.env_vars = p.string_map(body.get("env_vars"), "env_vars", key_pattern=PARAM_RE)
+    opts.env_vars = environment.check_map(p, body.get("env_vars"), "env_vars")
     raw_params = body.get("parameters")
     if raw_params is not None and not isinstance(raw_params, dict):
         p.add("parameters", "must be an object of string values")

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 
+from orchestrator.definitions import environment
 from orchestrator.runs import claiming, lifecycle, limits
 from orchestrator.runs.models import TaskLogLine, TaskRun
 from shared.api.time import now_ms
@@ -60,11 +61,12 @@ def substitute(command: str, values: dict[str, str]) -> tuple[str, list[str]]:
     return REFERENCE.sub(replace, command), unknown
 
 
-def command_env(execution: lifecycle.Execution) -> dict[str, str]:
-    """A small base environment (never the agent's own secrets), then the resolved parameters."""
+def command_env(execution: lifecycle.Execution, values: dict[str, str]) -> dict[str, str]:
+    """A small base environment (never the agent's own secrets), then the resolved parameters
+    (`values`: the task run's, less those `environment.split_refused` leaves out)."""
     env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.update(execution.env)
+    env.update(values)
     env.update(
         ORCH_RUN_ID=execution.run_id,
         ORCH_TASK_RUN_ID=execution.task_run_id,
@@ -287,9 +289,10 @@ class CommandRunner:
         ex = self.execution
         if ex.attempt > 1:
             self.sink.add(f"[orchestrator] attempt {ex.attempt} of {ex.max_attempts}")
-        env = command_env(ex)
+        values = self._allowed_values()
+        env = command_env(ex, values)
         # Only parameters and env_vars resolve ${NAME}; the agent's own PATH/HOME never do.
-        command, unknown = substitute(ex.command, ex.env)
+        command, unknown = substitute(ex.command, values)
         if unknown:
             # an unknown ${NAME} fails the task run with a clear log line
             names = ", ".join(f"${{{n}}}" for n in dict.fromkeys(unknown))
@@ -311,6 +314,17 @@ class CommandRunner:
                 proc.stdout.close()
             retry_transient(self.sink.flush, what="Final log flush")
         return outcome
+
+    def _allowed_values(self) -> dict[str, str]:
+        """The task run's variables less those no orchestrator data may set (a row written before
+        that rule existed): left out, named (never their values) in the log and the task's log."""
+        values, refused = environment.split_refused(self.execution.env)
+        if refused:
+            names = ", ".join(refused)
+            logger.warning("Task run %s: refused environment variable(s) %s left out",
+                           self.execution.task_run_id, names)  # fmt: skip
+            self.sink.add(f"[orchestrator] environment variable(s) {names} may not be set by a run; left out")
+        return values
 
     def _supervise(self, proc: subprocess.Popen) -> Outcome:
         ex = self.execution

@@ -34,7 +34,15 @@ class RunIdField(serializers.CharField):
 
 class ScheduleCommon(serializers.Serializer):
     context = serializers.CharField(required=False, allow_null=True, help_text="Context id.")
-    env_vars = serializers.DictField(child=serializers.CharField(), required=False)
+    env_vars = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text=(
+            "Environment variables of every task of the run. Names that change how a shell, the "
+            "loader or an interpreter starts (PATH, HOME, BASH_ENV, ENV, LD_*, PYTHON*, ...) and "
+            "names a task's allowed_env does not list: 400."
+        ),
+    )
     run_id = RunIdField(required=False, help_text="Duplicate: 409 already_exists.")
     timeout_seconds = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TIMEOUT)
     retries = serializers.IntegerField(required=False, min_value=0, max_value=MAX_RETRIES)

@@ -6,8 +6,8 @@ import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from orchestrator.definitions import environment
 from orchestrator.definitions.models import ParameterSet, TaskDefinition
-from orchestrator.definitions.validation import PARAM_RE
 from orchestrator.runs.models import TaskRun
 from shared.api.problems import Problems
 from shared.bulkinsert import among
@@ -54,8 +54,9 @@ def split_parameters(
         elif task_id not in task_ids:
             p.add(field_name, f"task {task_id} is not part of this run")
         else:
-            checked = p.string_map({name: value}, "parameters", key_pattern=PARAM_RE)
-            per_task.setdefault(task_id, {}).update(checked)
+            checked = environment.check_entry(p, name, value, field_name)
+            if checked is not None:
+                per_task.setdefault(task_id, {})[name] = checked
     return per_task
 
 

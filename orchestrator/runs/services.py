@@ -5,10 +5,12 @@ from __future__ import annotations
 import secrets
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from orchestrator.audit.services import SYSTEM_ACTOR, record
+from orchestrator.definitions import environment
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
@@ -51,7 +53,8 @@ def _create_run(
     **extra,
 ) -> Run:
     """One transaction: the run and its task runs, all `pending`, with their events and its audit
-    event (which names the target, never the env vars or parameters: they may carry credentials)."""
+    event (which names the target, and of the env vars and parameters only their names and a hash:
+    the values may carry credentials)."""
     run_id = opts.run_id or f"run_{secrets.token_hex(8)}"
     try:
         with transaction.atomic():
@@ -83,13 +86,14 @@ def _create_run(
     return run
 
 
-def _run_changes(run: Run) -> dict[str, str | None]:
+def _run_changes(run: Run) -> dict[str, Any]:
     original = run.original_run_id if run.original_run_id else None
     return {
         "dag_id": run.dag_id,
         "task_id": run.target_task_id,
         "schedule_id": run.schedule_id,
         "original_run": original,
+        **environment.audit_changes(env_vars=run.env_vars, parameters=run.parameters),
     }
 
 
@@ -118,6 +122,7 @@ def run_schedule_task(
     _reject_known_run_id(opts.run_id)
     definitions = dependency_closure([task_id])
     per_task = split_parameters(p, opts.parameters, set(definitions), default_task=task_id)
+    environment.check_allowed(p, env_vars=opts.env_vars, per_task=per_task, definitions=definitions)
     p.raise_if_any()
     context_vars = context_resolve(opts.context)
     task_runs = build_task_runs(
@@ -156,6 +161,7 @@ def run_schedule_dag(
     # A DAG's tasks plus whatever they depend on (decision: outcome-based, like schedule-task).
     definitions = dependency_closure([entry["id"] for entry in dag.tasks])
     per_task = split_parameters(p, opts.parameters, set(definitions), default_task=None)
+    environment.check_allowed(p, env_vars=opts.env_vars, per_task=per_task, definitions=definitions)
     p.raise_if_any()
     context_vars = context_resolve(opts.context)
     task_runs = build_task_runs(
@@ -394,6 +400,8 @@ def run_rerun(
         raise errors.InvalidState(
             f"Run {run_id} is still {original.status}; cancel it or wait for it to end."
         )
+    if not reset_params:
+        environment.check_stored(env_vars=original.env_vars, parameters=original.parameters)
     execute, carry = rerun_selection(original, failed_only=failed_only, from_task=from_task)
     fresh, fresh_versions = (
         _fresh_definitions(original, execute, reset_params=reset_params)
