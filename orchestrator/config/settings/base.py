@@ -8,6 +8,7 @@ from pathlib import Path
 import environ
 
 from shared import conf
+from shared.web import clientip
 
 BASE_DIR = conf.ROOT_DIR
 env = environ.Env()
@@ -20,6 +21,11 @@ SECRET_KEY = env.str("ORCH_SECRET_KEY", default="")
 DEBUG = env.bool("ORCH_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ORCH_ALLOWED_HOSTS", default=["*"])
 CSRF_TRUSTED_ORIGINS = env.list("ORCH_CSRF_TRUSTED_ORIGINS", default=[])
+# Reverse proxies whose X-Forwarded-For is believed (addresses and CIDR ranges); the client is the
+# right-most address of the chain that is not one of them (shared/web/clientip.py).
+TRUSTED_PROXIES = clientip.trusted_networks(
+    env.list("ORCH_TRUSTED_PROXIES", default=[]), setting="ORCH_TRUSTED_PROXIES"
+)
 
 INSTALLED_APPS = [
     *conf.CORE_APPS,
