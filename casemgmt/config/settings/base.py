@@ -137,6 +137,10 @@ JWT = {
 AUTH_LOCKOUT_EMAIL_FAILURES = env.int("CASE_AUTH_LOCKOUT_EMAIL_FAILURES", default=5)
 AUTH_LOCKOUT_IP_FAILURES = env.int("CASE_AUTH_LOCKOUT_IP_FAILURES", default=20)
 AUTH_LOCKOUT_WINDOW_SECONDS = env.int("CASE_AUTH_LOCKOUT_WINDOW_SECONDS", default=15 * 60)
+# The time a request's headers and body may take to arrive: this many seconds, plus one second for
+# every REQUEST_BODY_MIN_RATE bytes of body received (0: no allowance); later, 408. 0 turns it off.
+REQUEST_BODY_TIMEOUT_SECONDS = env.float("CASE_REQUEST_BODY_TIMEOUT_SECONDS", default=30.0)
+REQUEST_BODY_MIN_RATE = env.int("CASE_REQUEST_BODY_MIN_RATE", default=1024)
 # Reverse proxies whose X-Forwarded-For is believed (addresses and CIDR ranges); the client is the
 # right-most address of the chain that is not one of them (shared/web/clientip.py).
 TRUSTED_PROXIES = clientip.trusted_networks(
