@@ -56,10 +56,13 @@ def _require_issuer_still_entitled(claims: TokenClaims) -> None:
     """A link lends its issuer's access and never more of it than the issuer still has: once the
     issuer is disabled, deleted, moved out of the tenant or no longer holds `vault:read`, the link
     is refused like a tampered one (403). Disabling an agent is how its API key is revoked."""
+    issuer_id = _uuid_or_none(claims.issued_by)
     issuer = (
         User.objects.prefetch_related("roles")
-        .filter(id=_uuid_or_none(claims.issued_by), tenant_id=claims.tenant_id, is_active=True)
+        .filter(id=issuer_id, tenant_id=claims.tenant_id, is_active=True)
         .first()
+        if issuer_id is not None
+        else None
     )
     if issuer is None or not has_permission(issuer.get_permission_strings(), "vault:read"):
         raise PermissionDenied("The download link was revoked: its issuer can no longer read this document.")

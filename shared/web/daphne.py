@@ -40,7 +40,8 @@ def _close_unless_a_request_began(channel: Any, requests_before: int) -> None:
 def _watch_for_request_line(channel: Any) -> None:
     if _seconds() > 0:
         begun = getattr(channel, "requests_begun", 0)
-        reactor.callLater(_seconds(), _close_unless_a_request_began, channel, begun)  # type: ignore[attr-defined]
+        timer: Any = reactor  # the installed reactor; its interface types confuse mypy
+        timer.callLater(_seconds(), _close_unless_a_request_began, channel, begun)
 
 
 class BoundedWebRequest(WebRequest):
