@@ -126,6 +126,7 @@ CORE_APPS = [
 ]
 
 MIDDLEWARE = [
+    "shared.web.middleware.ClientAddressMiddleware",
     "shared.web.metrics.PrometheusBeforeMiddleware",
     "shared.api.middleware.RequestIDMiddleware",
     "shared.api.middleware.ChunkedBodyMiddleware",
@@ -150,6 +151,7 @@ BROWSER_MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
 API_MIDDLEWARE = [
+    "shared.web.middleware.ClientAddressMiddleware",
     "shared.web.metrics.PrometheusBeforeMiddleware",
     "shared.api.middleware.RequestIDMiddleware",
     "shared.api.middleware.ChunkedBodyMiddleware",

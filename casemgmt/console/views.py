@@ -42,6 +42,7 @@ from casemgmt.workflows.services import inbox as inbox_services
 from shared.api import errors
 from shared.api.pagination import Page
 from shared.auth.permissions import has_all
+from shared.web.clientip import client_ip
 
 View = Callable[..., HttpResponseBase]
 
@@ -105,7 +106,7 @@ def login_page(request: HttpRequest) -> HttpResponseBase:
         _, user = auth_login(
             email=request.POST.get("email", ""),
             password=request.POST.get("password", ""),
-            ip=request.META.get("REMOTE_ADDR"),
+            ip=client_ip(request),
         )
     except errors.ApplicationError as exc:  # bad credentials, lockout, disabled account
         return page(

@@ -11,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from shared import conf
 from shared.audit import signing as audit_signing
+from shared.web import clientip
 
 BASE_DIR = conf.ROOT_DIR
 env = environ.Env()
@@ -137,9 +138,19 @@ JWT = {
 AUTH_LOCKOUT_EMAIL_FAILURES = env.int("CASE_AUTH_LOCKOUT_EMAIL_FAILURES", default=5)
 AUTH_LOCKOUT_IP_FAILURES = env.int("CASE_AUTH_LOCKOUT_IP_FAILURES", default=20)
 AUTH_LOCKOUT_WINDOW_SECONDS = env.int("CASE_AUTH_LOCKOUT_WINDOW_SECONDS", default=15 * 60)
-# Count login failures per X-Forwarded-For client (first address) instead of REMOTE_ADDR; only
-# behind a proxy that sets the header, or clients could pick their own address.
-AUTH_TRUST_X_FORWARDED_FOR = env.bool("CASE_AUTH_TRUST_X_FORWARDED_FOR", default=False)
+# The time a request's headers and body may take to arrive: this many seconds, plus one second for
+# every REQUEST_BODY_MIN_RATE bytes of body received (0: no allowance); later, 408. 0 turns it off.
+REQUEST_BODY_TIMEOUT_SECONDS = env.float("CASE_REQUEST_BODY_TIMEOUT_SECONDS", default=30.0)
+REQUEST_BODY_MIN_RATE = env.int("CASE_REQUEST_BODY_MIN_RATE", default=1024)
+# Reverse proxies whose X-Forwarded-For is believed (addresses and CIDR ranges); the client is the
+# right-most address of the chain that is not one of them (shared/web/clientip.py).
+TRUSTED_PROXIES = clientip.trusted_networks(
+    env.list("CASE_TRUSTED_PROXIES", default=[]), setting="CASE_TRUSTED_PROXIES"
+)
+if "CASE_AUTH_TRUST_X_FORWARDED_FOR" in env.ENVIRON:
+    # It believed the left-most address, which any client writes; refusing to start beats a lockout
+    # silently keyed on the proxy's address after an upgrade.
+    raise ImproperlyConfigured("CASE_AUTH_TRUST_X_FORWARDED_FOR was replaced by CASE_TRUSTED_PROXIES")
 # Queue of the welcome-email task (defaults to the service's default queue).
 ACCOUNTS_EMAIL_QUEUE = env.str("CASE_ACCOUNTS_EMAIL_QUEUE", default=CELERY_DEFAULT_QUEUE)
 # One-time password-setting links in welcome emails stay valid this long.

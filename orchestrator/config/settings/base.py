@@ -9,6 +9,7 @@ import environ
 
 from shared import conf
 from shared.audit import signing as audit_signing
+from shared.web import clientip
 
 BASE_DIR = conf.ROOT_DIR
 env = environ.Env()
@@ -21,6 +22,15 @@ SECRET_KEY = env.str("ORCH_SECRET_KEY", default="")
 DEBUG = env.bool("ORCH_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ORCH_ALLOWED_HOSTS", default=["*"])
 CSRF_TRUSTED_ORIGINS = env.list("ORCH_CSRF_TRUSTED_ORIGINS", default=[])
+# The time a request's headers and body may take to arrive: this many seconds, plus one second for
+# every REQUEST_BODY_MIN_RATE bytes of body received (0: no allowance); later, 408. 0 turns it off.
+REQUEST_BODY_TIMEOUT_SECONDS = env.float("ORCH_REQUEST_BODY_TIMEOUT_SECONDS", default=30.0)
+REQUEST_BODY_MIN_RATE = env.int("ORCH_REQUEST_BODY_MIN_RATE", default=1024)
+# Reverse proxies whose X-Forwarded-For is believed (addresses and CIDR ranges); the client is the
+# right-most address of the chain that is not one of them (shared/web/clientip.py).
+TRUSTED_PROXIES = clientip.trusted_networks(
+    env.list("ORCH_TRUSTED_PROXIES", default=[]), setting="ORCH_TRUSTED_PROXIES"
+)
 
 INSTALLED_APPS = [
     *conf.CORE_APPS,
