@@ -92,7 +92,7 @@ def password_set(*, token: str, new_password: str, uid: str | None = None) -> Us
     invalid = errors.ValidationFailed("The password-setting link is invalid or has expired.", field="token")
     try:
         user_id = force_str(urlsafe_base64_decode(uid))
-        user = User.objects.select_for_update().filter(pk=user_id, is_active=True).first()
+        user = User.objects.select_for_update(no_key=True).filter(pk=user_id, is_active=True).first()
     except (ValueError, TypeError, ValidationError):
         raise invalid from None
     if user is None or not default_token_generator.check_token(user, token):
@@ -103,7 +103,7 @@ def password_set(*, token: str, new_password: str, uid: str | None = None) -> Us
 
 @transaction.atomic
 def preferences_update(*, user: User, changes: dict[str, Any]) -> dict[str, Any]:
-    user = User.objects.select_for_update().get(pk=user.pk)
+    user = User.objects.select_for_update(no_key=True).get(pk=user.pk)
     user.preferences = {**(user.preferences or {}), **changes}
     user.save(update_fields=["preferences"])
     return preferences_of(user)

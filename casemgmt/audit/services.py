@@ -1,4 +1,7 @@
-"""The case service's audit trail: one chain per tenant, appended in the caller's transaction."""
+"""The case service's audit trail: one chain per tenant, appended in the caller's transaction.
+
+The chain's lock is the last lock a write takes (the lock order is in the tenancy services'
+docstring): append after every change to rows another writer may hold."""
 
 from __future__ import annotations
 

@@ -1,4 +1,13 @@
-"""Tenant creation and seeding, and writes to a tenant's branding, terminology and themes."""
+"""Tenant creation and seeding, and writes to a tenant's branding, terminology and themes.
+
+Lock order (the case service's, everywhere): the tenant row first, then per-tenant name locks and
+counters (case-type prefixes and numbers), then a case row, then its step rows, then any other row
+the write changes, and the tenant's audit chain lock last, taken by the audit append just before
+the transaction ends. The tenant row is locked FOR NO KEY UPDATE (`no_key=True`): every insert of a
+row naming the tenant, the audit row included, checks the foreign key with FOR KEY SHARE on it,
+which a plain FOR UPDATE would block. A settings write holding FOR UPDATE while it waited for the
+chain, and an append holding the chain while its check waited for the tenant row, deadlocked.
+"""
 
 from __future__ import annotations
 
@@ -142,9 +151,14 @@ def _theme_audit(theme: Theme, actor: User, operation: str, **changes: Any) -> N
     )
 
 
+def _lock_tenant(tenant: Tenant) -> Tenant:
+    # NO KEY: foreign-key checks of concurrent inserts (audit appends among them) pass it.
+    return Tenant.objects.select_for_update(no_key=True).get(pk=tenant.pk)
+
+
 def _lock_themes(tenant: Tenant) -> None:
     # Serializes default switching per tenant (the partial unique index allows one default).
-    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+    _lock_tenant(tenant)
 
 
 def _ensure_unique_name(tenant: Tenant, name: str, exclude: Any = None) -> None:
@@ -209,7 +223,7 @@ def theme_delete(*, theme: Theme, actor: User) -> None:
 @transaction.atomic
 def tenant_settings_update(*, tenant: Tenant, actor: Any, default_sla_hours: int | None) -> Tenant:
     """`default_sla_hours` None falls back to the service default; the change is audited."""
-    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    tenant = _lock_tenant(tenant)
     before = tenant.default_sla_hours
     if before != default_sla_hours:
         tenant.default_sla_hours = default_sla_hours

@@ -1,4 +1,12 @@
-"""Scheduling, cancel, rerun and queue purge."""
+"""Scheduling, cancel, rerun and queue purge.
+
+Lock order (the orchestrator's, everywhere): a schedule row, then a definition's id and row (a DAG,
+a task, a pool), then run rows, then their task run rows in primary-key order, and the audit chain
+lock last: its one chain is shared by every write, so the append comes after every row change a
+service makes, and nothing is locked after it but rows the transaction made itself. Admission of
+waiting runs (the DAG row, then other runs) therefore waits for the commit when a run is made
+inside a larger transaction (the scheduler's fire of a schedule).
+"""
 
 from __future__ import annotations
 
@@ -184,7 +192,11 @@ def run_schedule_dag(
 def _start(run: Run) -> None:
     """A run of a DAG with max_active_runs is created waiting and admitted when there is room."""
     if run.waiting:
-        limits.dag_admit_waiting(dag_id=run.dag_id or "")
+        # After the commit (at once outside a transaction): a schedule's fire holds the audit chain
+        # by now, and admission locks the DAG row and waiting runs, which a DAG PUT or a cancel
+        # holds while it waits for the chain. The sweeper admits what a lost process left waiting.
+        dag_id = run.dag_id or ""
+        transaction.on_commit(lambda: limits.dag_admit_waiting(dag_id=dag_id))
     else:
         lifecycle.run_start(run_id=run.run_id)
 
@@ -204,8 +216,9 @@ def run_cancel(*, run_id: str, force: bool, actor: str = SYSTEM_ACTOR) -> int:
     run = lifecycle.lock_run(run_id)
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
+    cancelled = lifecycle.cancel_locked(run, force=force, now=now_ms())
     record(actor=actor, action="run.cancelled", resource=f"runs/{run_id}", changes={"force": force})
-    return lifecycle.cancel_locked(run, force=force, now=now_ms())
+    return cancelled
 
 
 @transaction.atomic
@@ -246,10 +259,10 @@ def _resume_locked(run_id: str, actor: str) -> Run:
     run.status = RUNNING if started else PENDING
     Run.objects.filter(pk=run.pk).update(status=run.status)
     event_emit_run(run, type="dag.resumed")
-    record(actor=actor, action="run.resumed", resource=f"runs/{run_id}")
     waiting = list(TaskRun.objects.filter(run=run, status=QUEUED).values_list("id", "queue", "attempts"))
     TaskRun.objects.filter(run=run, status=QUEUED).update(dispatched_at=now_ms())
     send_on_commit([Wakeup(*row) for row in waiting] + lifecycle.queue_ready(run))
+    record(actor=actor, action="run.resumed", resource=f"runs/{run_id}")
     return run
 
 

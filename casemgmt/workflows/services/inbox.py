@@ -81,12 +81,14 @@ def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: 
 
 def locked_task(*, user: User, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
     case = (
-        Case.objects.select_for_update(of=("self",))
+        Case.objects.select_for_update(of=("self",), no_key=True)
         .filter(id=case_id, tenant_id=user.member_tenant_id)
         .first()
     )
     row = (
-        CaseStep.objects.select_for_update().filter(case=case, step_id=step_id, is_task=True).first()
+        CaseStep.objects.select_for_update(no_key=True)
+        .filter(case=case, step_id=step_id, is_task=True)
+        .first()
         if case
         else None
     )
@@ -294,7 +296,7 @@ def tasks_release_for_user(*, user: User, actor: User | str | None) -> int:
     that user is active (and not the disabled one), else back to unclaimed. Returns the count."""
     actor_str = str(getattr(actor, "id", None) or actor or "system")
     count = 0
-    for row in CaseStep.objects.select_for_update().filter(
+    for row in CaseStep.objects.select_for_update(no_key=True).filter(
         assigned_to=user, is_task=True, status=CaseStep.ACTIVE
     ):
         target_id = step_definition(row.case, row.step_id).get("reassignTo")
