@@ -30,6 +30,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--name", default="case-worker")
         parser.add_argument("--loglevel", default="INFO")
+        parser.add_argument(
+            "--beat", action="store_true", help="also run the periodic scheduler (`make run` only)"
+        )
 
     def handle(self, *args, **options):
         argv = [
@@ -37,6 +40,9 @@ class Command(BaseCommand):
             "-n", f"{options['name']}@{socket.gethostname()}", "-l", options["loglevel"],
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
+        if options["beat"]:
+            settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+            argv += ["-B", "-s", str(settings.VAR_DIR / "beat-schedule")]
         app.conf.update(broker_outage_options(dict(app.conf.broker_transport_options or {})))
         run_supervised(
             app, argv, label="case worker", min_uptime_seconds=settings.WORKER_RESTART_MIN_UPTIME_SECONDS
