@@ -81,3 +81,32 @@ def pinned_request(
             method, target.path, body=body, headers={**headers, "Host": host_header},
             redirect=False, retries=False, preload_content=False, assert_same_host=False,
         )  # fmt: skip
+
+
+def network_failure(exc: BaseException, timeout: float) -> tuple[bool, str]:
+    """(whether it was a timeout, what happened) for an error of `pinned_request`.
+
+    urllib3 files a refused or failed connection (NewConnectionError) under its connect-timeout
+    error, so a closed port used to be reported as "no answer within 10s"; the cause is read first.
+    The text names no header or body, only the failure (and the address, which the caller knows)."""
+    errors = urllib3.exceptions
+    if isinstance(exc, errors.NameResolutionError):
+        return False, "DNS lookup failed"
+    if isinstance(exc, errors.NewConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, ConnectionRefusedError):
+            return False, "connection refused"
+        if isinstance(cause, socket.timeout | TimeoutError):
+            return True, f"no connection within {timeout:g}s"
+        return False, f"could not connect: {cause or exc}"
+    if isinstance(exc, errors.ConnectTimeoutError):
+        return True, f"no connection within {timeout:g}s"
+    if isinstance(exc, errors.TimeoutError | socket.timeout | TimeoutError):
+        return True, f"no answer within {timeout:g}s"
+    if isinstance(exc, errors.SSLError):
+        return False, f"TLS error: {exc}"
+    if isinstance(exc, errors.ProtocolError):
+        return False, f"connection broken: {exc.args[-1] if exc.args else exc}"
+    if isinstance(exc, ConnectionRefusedError):
+        return False, "connection refused"
+    return False, f"{type(exc).__name__}: {exc}"

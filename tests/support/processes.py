@@ -127,15 +127,20 @@ def start_asgi_server(*, name: str, application: str, env: dict[str, str]) -> tu
     return ServiceProcess(name, args, child_env(env)), port
 
 
-def procfile_command(process: str, *, port: int) -> str:
-    """`deploy/Procfile`'s command for `process`, listening on `port` instead of its own."""
+def procfile_line(process: str) -> str:
+    """`deploy/Procfile`'s command for `process`."""
     for line in (ROOT / "deploy" / "Procfile").read_text().splitlines():
         if line.startswith(f"{process}:"):
-            command = line.split(":", 1)[1].strip()
-            replaced, count = re.subn(r"--port \S+", f"--port {port}", command)
-            assert count == 1, f"the Procfile's {process} command has no single --port: {command}"
-            return replaced
+            return line.split(":", 1)[1].strip()
     raise AssertionError(f"deploy/Procfile has no {process} line")
+
+
+def procfile_command(process: str, *, port: int) -> str:
+    """`deploy/Procfile`'s command for `process`, listening on `port` instead of its own."""
+    command = procfile_line(process)
+    replaced, count = re.subn(r"--port \S+", f"--port {port}", command)
+    assert count == 1, f"the Procfile's {process} command has no single --port: {command}"
+    return replaced
 
 
 def start_procfile_server(

@@ -77,6 +77,11 @@ REDIS_URL = env.str("CASE_REDIS_URL", default="")
 CELERY_DEFAULT_QUEUE = "case.default"
 CELERY_BROKER_URL = env.str("CASE_BROKER_URL", default=f"{REDIS_URL}/0" if REDIS_URL else "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
+# kombu's Redis transport, reusing its Redis clients and surviving the loss of its connection
+# (shared/broker.py); None lets the URL choose (the embedded filesystem broker).
+CELERY_BROKER_TRANSPORT: str | None = None
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT = "shared.broker:Transport"
 CELERY_TASK_DEFAULT_QUEUE = CELERY_DEFAULT_QUEUE
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -92,6 +97,8 @@ CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
+# `run_worker`: a worker that stops on an error of its own after running this long starts again.
+WORKER_RESTART_MIN_UPTIME_SECONDS = env.float("CASE_WORKER_RESTART_MIN_UPTIME_SECONDS", default=10.0)
 if REDIS_URL:
     CACHES = {"default": conf.redis_cache(f"{REDIS_URL}/1", "case:")}
     CHANNEL_LAYERS = {"default": conf.redis_channel_layer(f"{REDIS_URL}/2", "case:asgi")}
