@@ -45,6 +45,11 @@ class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
+            # A missing, invalid, used or expired credential closes with 4401 (the 401 of
+            # WebSockets). Accepted first: a close before the accept is the server's handshake
+            # refusal (HTTP 403), and a browser sees neither that status nor any close code, so
+            # it could not tell "sign in again" from "the network failed".
+            await self.accept()
             await self.close(code=4401)
             return
         self.user = user
