@@ -26,6 +26,7 @@ class WebSocketTicketApi(APIView):
 
     @extend_schema(
         summary="One-use ticket for the WebSocket",
+        tags=["realtime"],
         description=(
             f"Answers a ticket that opens one socket at `/ws?ticket=<ticket>` within {TICKET_SECONDS} "
             "seconds, once. The socket acts for the credential that asked for the ticket and is "
