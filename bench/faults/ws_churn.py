@@ -23,6 +23,7 @@ import asyncio
 import json
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import httpx
@@ -66,7 +67,9 @@ class Churn:
 
     async def open_many(self, count: int) -> list[websockets.ClientConnection]:
         gate = asyncio.Semaphore(OPEN_AT_ONCE)
-        limits = httpx.Limits(max_connections=OPEN_AT_ONCE)
+        # Idle connections are dropped before uvicorn's 5 s keep-alive timeout closes them under a
+        # request (the server's close and the client's reuse otherwise race).
+        limits = httpx.Limits(max_connections=OPEN_AT_ONCE, keepalive_expiry=2)
         async with httpx.AsyncClient(base_url=self.base, timeout=60, limits=limits) as http:
 
             async def one() -> websockets.ClientConnection:
@@ -127,6 +130,7 @@ async def run(stack: CaseStack, base: str, args: argparse.Namespace) -> list[Fig
             size, settle = await churn.settle(expected=1)
             latency = await churn.broadcast_reaches(live, case_id, n)
         except Exception as exc:  # a round that breaks is a figure too
+            traceback.print_exc()
             rows.append(Figures(f"round {n}", {"error": f"{type(exc).__name__}: {exc}"[:120]}))
             continue
         rows.append(
@@ -163,6 +167,7 @@ def main() -> None:
         try:
             rows = asyncio.run(run(stack, base, args))
         finally:
+            print(server.log_text()[-2000:], file=sys.stderr)  # the server's warnings, if any
             server.stop()
     print(f"({environment_note()})")
     print_table(rows)
