@@ -57,7 +57,7 @@ class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
         self.group = tenant_group(user.tenant_id)
         await self._join()
         await self.accept()
-        self.renewal = asyncio.create_task(self._renew_membership())
+        self.renewal: asyncio.Task[None] | None = asyncio.create_task(self._renew_membership())
 
     async def _join(self) -> None:
         await retrying(
