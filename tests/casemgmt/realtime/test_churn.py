@@ -34,8 +34,17 @@ def group_size(tenant_id) -> int:
 
 
 async def _open(url: str, gate: asyncio.Semaphore):
-    async with gate:  # the opening is not what is tested: bounded, so no handshake times out
-        ws = await websockets.connect(url, open_timeout=30)
+    """A subscribed socket. The opening is not what is tested: bounded concurrency, and a handshake
+    the server dropped (daphne gives the application 5 s to accept, which a loaded machine can
+    miss) is tried again, a bounded number of times."""
+    async with gate:
+        for attempt in range(5):
+            try:
+                ws = await websockets.connect(url, open_timeout=30)
+                break
+            except (websockets.InvalidMessage, websockets.InvalidStatus, OSError, TimeoutError):
+                if attempt == 4:
+                    raise
         await ws.send(json.dumps({"type": "ping"}))
         assert (await receive_json(ws, timeout=30))["type"] == "pong"  # subscribed once answered
         return ws
@@ -48,7 +57,7 @@ def test_closing_many_sockets_at_once_leaves_only_the_live_one_in_the_group(asgi
         async with websockets.connect(url, open_timeout=10) as live:
             await live.send(json.dumps({"type": "ping"}))
             await receive_json(live)
-            gate = asyncio.Semaphore(50)
+            gate = asyncio.Semaphore(20)
             churned = await asyncio.gather(*(_open(url, gate) for _ in range(CHURN)))
             assert await call(group_size, tenant.id) == CHURN + 1
             await asyncio.gather(*(ws.close() for ws in churned))  # all at once: the churn
