@@ -41,6 +41,7 @@ from casemgmt.workflows.selectors import case_steps, task_inbox
 from casemgmt.workflows.services import inbox as inbox_services
 from shared.api import errors
 from shared.api.pagination import Page
+from shared.api.time import iso
 from shared.auth.permissions import has_all
 from shared.web.clientip import client_ip
 
@@ -263,6 +264,6 @@ def task_draft_page(request: ConsoleRequest, case_id: Any, step_id: str) -> Http
 
 @console_page()
 @require_POST
-def live_token_page(request: ConsoleRequest) -> HttpResponseBase:
-    issued = console_services.live_token_issue(user=request.user, session=request.session)
-    return JsonResponse({"token": issued.token, "expiresAt": issued.expires_at.isoformat()})
+def live_ticket_page(request: ConsoleRequest) -> HttpResponseBase:
+    issued = console_services.live_ticket_issue(user=request.user, session=request.session)
+    return JsonResponse({"ticket": issued.ticket, "expiresAt": iso(issued.expires_at)})
