@@ -17,10 +17,9 @@ from rest_framework.views import APIView
 from casemgmt.cases import openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
-from casemgmt.tenancy.serializers import StrictIntegerField
 from casemgmt.tenancy.throttling import SearchThrottle
 from shared.api.errors import ValidationFailed
-from shared.api.fields import JsonObjectField, StrictCharField
+from shared.api.fields import JsonObjectField, StrictCharField, StrictIntegerField
 from shared.api.openapi import (
     BOOLEAN,
     NOT_BLANK,

@@ -13,12 +13,12 @@ from rest_framework.views import APIView
 
 from orchestrator.definitions import environment, openapi, selectors, services
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
-from orchestrator.definitions.querying import list_parameters, page_of, paged
 from orchestrator.security.principals import actor_name
 from shared.api import errors
 from shared.api.openapi import TEXT, query
 from shared.api.pagination import list_body
 from shared.api.problems import Problems, ProblemsSerializer
+from shared.api.querying import list_parameters, page_of, paged
 from shared.api.time import iso
 
 MAX_SLOTS = 100_000

@@ -16,9 +16,9 @@ from orchestrator.definitions.models import (
     Pool,
     TaskDefinition,
 )
-from orchestrator.definitions.querying import pattern_filter, sort_order
 from orchestrator.runs.models import QUEUED, RUNNING, TaskRun
 from shared.api import errors
+from shared.api.querying import pattern_filter, sort_order
 from shared.bulkinsert import among
 
 TASK_SORTS = {

@@ -14,7 +14,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from orchestrator.definitions import environment
-from orchestrator.definitions.querying import list_parameters, page_of, paged, parse_bool
 from orchestrator.definitions.validation import ID_RE
 from orchestrator.runs import logstream, openapi, selectors, services
 from orchestrator.runs.idempotency import idempotent
@@ -25,6 +24,7 @@ from shared.api import errors
 from shared.api.openapi import BOOLEAN, TEXT, TIMESTAMP_OR_DATE, errors_also, one_of, query
 from shared.api.pagination import list_body
 from shared.api.problems import Problems, ProblemsSerializer
+from shared.api.querying import list_parameters, page_of, paged, parse_bool
 from shared.api.time import iso
 
 OPERATOR_POST = {"POST": "operator"}  # operators may schedule, cancel and rerun

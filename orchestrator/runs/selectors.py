@@ -11,10 +11,10 @@ from django.http import QueryDict
 
 from orchestrator.agents.models import Agent
 from orchestrator.definitions.models import TaskDefinition
-from orchestrator.definitions.querying import sort_order
 from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskLogLine, TaskRun
 from shared.api import errors
 from shared.api.pagination import parse_int
+from shared.api.querying import sort_order
 from shared.api.time import now_ms, parse_iso
 
 RUN_SORTS = {

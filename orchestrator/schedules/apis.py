@@ -10,7 +10,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import list_parameters, page_of, paged
 from orchestrator.definitions.validation import ID_RE
 from orchestrator.runs.apis import MAX_PRIORITY
 from orchestrator.schedules import openapi, selectors, services
@@ -20,6 +19,7 @@ from orchestrator.security.principals import actor_name
 from shared.api.fields import StrictCharField
 from shared.api.openapi import BOOLEAN, TEXT, errors_also, query
 from shared.api.pagination import list_body
+from shared.api.querying import list_parameters, page_of, paged
 from shared.api.time import iso
 
 OPERATOR_POST = {"POST": "operator"}  # operators may pause and resume

@@ -8,10 +8,10 @@ from django.conf import settings
 from django.db.models import Count, Max, Q, QuerySet
 from django.http import QueryDict
 
-from orchestrator.definitions.querying import parse_bool
 from orchestrator.schedules.models import Schedule, SchedulerTick
 from orchestrator.schedules.timing import Timing, zone
 from shared.api import errors
+from shared.api.querying import parse_bool
 from shared.api.time import now_ms
 
 PREVIEW_COUNT = 5

@@ -1,5 +1,5 @@
-"""List conventions shared by the orchestrator's list endpoints (limit
-default 50, max 500; `sort=<field>:<asc|desc>`, unknown fields 400)."""
+"""List conventions shared by the list endpoints (orchestrator defaults: limit 50, max 500;
+`sort=<field>:<asc|desc>`, unknown fields 400)."""
 
 from __future__ import annotations
 
