@@ -25,7 +25,14 @@ from orchestrator.security.principals import actor_name
 from shared.api import errors
 from shared.api.openapi import TEXT, query
 from shared.api.pagination import list_body
-from shared.api.querying import list_parameters, page_of, paged
+from shared.api.querying import (
+    QuerySerializer,
+    QuerySortField,
+    QueryTextField,
+    list_parameters,
+    page_of,
+    paged,
+)
 from shared.api.time import iso
 
 MAX_SLOTS = 100_000
@@ -101,6 +108,11 @@ def _version_param(request: Request) -> int | None:
 
 
 class TaskListApi(APIView):
+    class FilterSerializer(QuerySerializer):
+        filter = QueryTextField(source="pattern")
+        queue = QueryTextField()
+        sort = QuerySortField(allowed=selectors.TASK_SORTS)
+
     @extend_schema(
         operation_id="tasks_list",
         responses=openapi.TaskList,
@@ -112,7 +124,9 @@ class TaskListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
-        items, total = paged(selectors.task_list(params=request.query_params), page)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items, total = paged(selectors.task_list(**filters.validated_data), page)
         return Response(list_body("tasks", [task_out(t) for t in items], total, page))
 
 
@@ -167,6 +181,10 @@ class TaskDetailApi(APIView):
 
 
 class DagListApi(APIView):
+    class FilterSerializer(QuerySerializer):
+        filter = QueryTextField(source="pattern")
+        sort = QuerySortField(allowed=selectors.DAG_SORTS)
+
     @extend_schema(
         operation_id="dags_list",
         responses=openapi.DagList,
@@ -177,7 +195,9 @@ class DagListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
-        items, total = paged(selectors.dag_list(params=request.query_params), page)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items, total = paged(selectors.dag_list(**filters.validated_data), page)
         return Response(list_body("dags", [dag_out(d) for d in items], total, page))
 
 
