@@ -26,6 +26,7 @@ from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.services import auth_login
 from casemgmt.audit import selectors as audit_selectors
 from casemgmt.audit import services as audit_services
+from casemgmt.cases.apis import CaseListCreateApi
 from casemgmt.cases.selectors import access_case, case_list, case_search, case_type_list
 from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
@@ -183,6 +184,12 @@ def task_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpRespon
     return redirect("console:case", case_id=case_id)
 
 
+def _case_filters(request: ConsoleRequest) -> dict[str, Any]:
+    filters = CaseListCreateApi.FilterSerializer(data=request.GET, context={"user": request.user})
+    filters.is_valid(raise_exception=True)
+    return filters.validated_data
+
+
 @console_page("cases:read")
 def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     q = request.GET.get("q", "").strip()
@@ -192,7 +199,7 @@ def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     return page(
         request,
         "console/cases.html",
-        {"q": "", "cases": case_list(user=request.user, params=request.GET)[:50]},
+        {"q": "", "cases": case_list(user=request.user, **_case_filters(request))[:50]},
     )
 
 

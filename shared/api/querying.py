@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
@@ -125,6 +125,31 @@ class QueryTimestampField(QueryTextField):
             return parse_iso(value, self.field_name)
         except ValidationFailed as exc:
             raise serializers.ValidationError(exc.message) from None
+
+
+class QueryDateOrTimestampField(QueryTextField):
+    """A bare date (`2026-01-31`) as a `date`, or an ISO 8601 timestamp as a UTC datetime."""
+
+    def run_validation(self, data: Any = empty) -> date | datetime | None:
+        value = super().run_validation(data)
+        try:
+            parsed = parse_iso(value, self.field_name)
+        except ValidationFailed as exc:
+            raise serializers.ValidationError(exc.message) from None
+        return parsed.date() if parsed is not None and len(value) == 10 else parsed
+
+
+class QueryExportFormatField(serializers.CharField):
+    """An export's `format`: absent is json; empty or anything else is a 400."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, default="json", allow_blank=True, trim_whitespace=False, **kwargs)
+
+    def run_validation(self, data: Any = empty) -> str:
+        value = "json" if data is empty else data
+        if value not in ("csv", "json"):
+            raise serializers.ValidationError("format must be csv or json")
+        return value
 
 
 class QueryUUIDField(QueryTextField):
