@@ -37,6 +37,7 @@ from casemgmt.vault import services as vault_services
 from casemgmt.vault.apis import content_response
 from casemgmt.vault.uploads import HashingUploadHandler, require_upload
 from casemgmt.workflows.access import task_get_readable, task_read_scope
+from casemgmt.workflows.apis.inbox import TaskInboxApi
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.selectors import case_steps, task_inbox
 from casemgmt.workflows.services import inbox as inbox_services
@@ -135,7 +136,9 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
         filters = inbox_filters(request.GET)
         context["filters"] = filters.values
         per_page = preferences_of(request.user)["itemsPerPage"]
-        tasks = task_inbox(user=request.user, params=filters.params, case_type=filters.case_type)
+        parsed = TaskInboxApi.FilterSerializer(data=filters.params)
+        parsed.is_valid(raise_exception=True)
+        tasks = task_inbox(user=request.user, case_type=filters.case_type, **parsed.validated_data)
         context["tasks"] = tasks[:per_page]
     except errors.ValidationFailed as exc:  # a bad filter: the form again, with the message
         context.update(filters=request.GET, filter_error=exc.message)
