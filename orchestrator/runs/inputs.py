@@ -43,6 +43,8 @@ class FlagField(serializers.BooleanField):
 
 
 class LenientBooleanField(serializers.BooleanField):
+    """Anything but true is false: the cancel body has always been read so, and stays so."""
+
     def run_validation(self, data: Any = empty) -> bool:
         return data is True
 
