@@ -15,13 +15,13 @@ from rest_framework.views import APIView
 from casemgmt.accounts import selectors, services
 from casemgmt.accounts.models import Role, User
 from casemgmt.tenancy.models import Theme
-from casemgmt.tenancy.serializers import (
+from shared.api.fields import (
     StrictBooleanField,
+    StrictCharField,
     StrictIntegerField,
     StrictSerializer,
     string_list,
 )
-from shared.api.fields import StrictCharField
 from shared.api.openapi import LIST_OF_OBJECTS, TEXT, errors_also, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso

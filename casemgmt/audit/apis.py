@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,6 +21,12 @@ from casemgmt.cases.selectors import access_case
 from casemgmt.tenancy.throttling import ExportThrottle
 from shared.api.openapi import EXPORT_RESPONSES, TEXT, TIMESTAMP_OR_DATE, page_parameters, query
 from shared.api.pagination import get_page, page_links
+from shared.api.querying import (
+    QueryDateOrTimestampField,
+    QueryExportFormatField,
+    QuerySerializer,
+    QueryTextField,
+)
 from shared.api.time import iso, now_ms
 from shared.audit.checkpoints import (
     CheckpointReport,
@@ -41,6 +48,28 @@ class ExportNegotiation(DefaultContentNegotiation):
 
     def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
         return renderers[0], renderers[0].media_type
+
+
+class RangeFilterSerializer(QuerySerializer):
+    """A time range named by `range_names` (`from`, a Python keyword, cannot be a declared field),
+    read into `start` and `end` after the declared fields."""
+
+    range_names: tuple[str, str] = ("from", "to")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        start, end = self.range_names
+        fields = {
+            start: QueryDateOrTimestampField(source="start"),
+            end: QueryDateOrTimestampField(source="end"),
+        }
+        return {**super().get_fields(), **fields}
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        low, high, _ = selectors.time_bounds(attrs.get("start"), attrs.get("end"))
+        if low and high and low > high:
+            start, end = self.range_names
+            raise serializers.ValidationError({start: f"{start} must not be after {end}"})
+        return attrs
 
 
 def paged(
@@ -115,9 +144,14 @@ class CaseEventExportApi(APIView):
     content_negotiation_class = ExportNegotiation
     required = {"GET": "audit:read"}
 
+    class FilterSerializer(QuerySerializer):
+        format = QueryExportFormatField()
+
     @extend_schema(responses=EXPORT_RESPONSES, parameters=[FORMAT_PARAMETER])
     def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
-        fmt = selectors.export_format(request.query_params)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        fmt = filters.validated_data["format"]
         case = access_case(user=request.user, case_id=case_id)
         services.audit_record_export(
             user=request.user, scope=f"audit/cases/{case.id}", params={"format": fmt, "caseId": str(case.id)}
@@ -130,6 +164,12 @@ class AuditListApi(APIView):
     OutputSerializer = openapi.AuditPageOut
     required = {"GET": "admin:audit"}
 
+    class FilterSerializer(RangeFilterSerializer):
+        range_names = ("from", "to")
+        actor = QueryTextField()
+        action = QueryTextField()
+        resource = QueryTextField()
+
     @extend_schema(
         parameters=[
             *page_parameters(default_limit=50, max_limit=500),
@@ -141,8 +181,10 @@ class AuditListApi(APIView):
         ]
     )
     def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         return paged(
-            request, selectors.audit_list(tenant_id=request.user.tenant_id, params=request.query_params)
+            request, selectors.audit_list(tenant_id=request.user.tenant_id, **filters.validated_data)
         )
 
 
@@ -202,6 +244,10 @@ class AuditExportApi(APIView):
     content_negotiation_class = ExportNegotiation
     required = {"GET": "admin:audit"}
 
+    class FilterSerializer(RangeFilterSerializer):
+        range_names = ("start_date", "end_date")
+        format = QueryExportFormatField()
+
     @extend_schema(
         responses=EXPORT_RESPONSES,
         parameters=[
@@ -212,9 +258,11 @@ class AuditExportApi(APIView):
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         params = request.query_params
-        fmt = selectors.export_format(params)
+        filters = self.FilterSerializer(data=params)
+        filters.is_valid(raise_exception=True)
+        fmt = filters.validated_data.pop("format")
         events = selectors.events_in_range(
-            AuditEvent.objects.filter(chain=str(request.user.tenant_id)), params, "start_date", "end_date"
+            AuditEvent.objects.filter(chain=str(request.user.tenant_id)), **filters.validated_data
         ).order_by("sequence")
         # Recorded before streaming: the export itself is part of the trail (and read-only).
         services.audit_record_export(

@@ -26,6 +26,7 @@ from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.services import auth_login
 from casemgmt.audit import selectors as audit_selectors
 from casemgmt.audit import services as audit_services
+from casemgmt.cases.apis import CaseListCreateApi
 from casemgmt.cases.selectors import access_case, case_list, case_search, case_type_list
 from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
@@ -36,6 +37,7 @@ from casemgmt.vault import services as vault_services
 from casemgmt.vault.apis import content_response
 from casemgmt.vault.uploads import HashingUploadHandler, require_upload
 from casemgmt.workflows.access import task_get_readable, task_read_scope
+from casemgmt.workflows.apis.inbox import TaskInboxApi
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.selectors import case_steps, task_inbox
 from casemgmt.workflows.services import inbox as inbox_services
@@ -135,7 +137,9 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
         filters = inbox_filters(request.GET)
         context["filters"] = filters.values
         per_page = preferences_of(request.user)["itemsPerPage"]
-        tasks = task_inbox(user=request.user, params=filters.params, case_type=filters.case_type)
+        parsed = TaskInboxApi.FilterSerializer(data=filters.params)
+        parsed.is_valid(raise_exception=True)
+        tasks = task_inbox(user=request.user, case_type=filters.case_type, **parsed.validated_data)
         context["tasks"] = tasks[:per_page]
     except errors.ValidationFailed as exc:  # a bad filter: the form again, with the message
         context.update(filters=request.GET, filter_error=exc.message)
@@ -184,6 +188,12 @@ def task_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpRespon
     return redirect("console:case", case_id=case_id)
 
 
+def _case_filters(request: ConsoleRequest) -> dict[str, Any]:
+    filters = CaseListCreateApi.FilterSerializer(data=request.GET, context={"user": request.user})
+    filters.is_valid(raise_exception=True)
+    return filters.validated_data
+
+
 @console_page("cases:read")
 def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     q = request.GET.get("q", "").strip()
@@ -193,7 +203,7 @@ def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     return page(
         request,
         "console/cases.html",
-        {"q": "", "cases": case_list(user=request.user, params=request.GET)[:50]},
+        {"q": "", "cases": case_list(user=request.user, **_case_filters(request))[:50]},
     )
 
 

@@ -14,8 +14,7 @@ from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy import selectors, services
 from casemgmt.tenancy.defaults import DEFAULT_COLORS
 from casemgmt.tenancy.models import DEFAULT_SLA_HOURS_MAX, DEFAULT_TERMINOLOGY, Branding, Theme
-from casemgmt.tenancy.serializers import StrictBooleanField, StrictIntegerField, StrictSerializer
-from shared.api.fields import StrictCharField
+from shared.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
 from shared.api.openapi import LIST_OF_OBJECTS, UUID, errors_also, query
 from shared.api.pagination import parse_int
 from shared.api.time import iso

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,6 +16,7 @@ from orchestrator.audit import checkpoints, openapi, selectors
 from orchestrator.audit.models import AuditEvent
 from shared.api.openapi import EXPORT_RESPONSES, page_parameters
 from shared.api.pagination import get_page, list_body
+from shared.api.querying import QuerySerializer, QueryTextField
 from shared.audit.checkpoints import (
     CheckpointReport,
     checkpoint_out,
@@ -52,6 +54,11 @@ def audit_verify_out(result: VerifyResult, report: CheckpointReport) -> dict[str
 class AuditEventListApi(APIView):
     min_role = ADMIN_ONLY
 
+    class FilterSerializer(QuerySerializer):
+        action = QueryTextField()
+        actor = QueryTextField()
+        resource = QueryTextField()
+
     @extend_schema(
         responses=openapi.AuditEventListOut,
         parameters=[
@@ -61,8 +68,9 @@ class AuditEventListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
-        filters = {key: request.query_params.get(key, "") for key in selectors.FILTERS}
-        events = selectors.audit_event_list(filters=filters)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        events = selectors.audit_event_list(**filters.validated_data)
         total = events.count()
         items = [audit_event_out(e) for e in events[page.offset : page.offset + page.limit]]
         return Response(list_body("events", items, total, page))
@@ -120,12 +128,25 @@ class AuditExportApi(APIView):
     min_role = ADMIN_ONLY
     content_negotiation_class = ExportNegotiation
 
+    class FilterSerializer(QuerySerializer):
+        # absent: json; empty or anything else: 400
+        format = serializers.CharField(
+            required=False, default="json", allow_blank=True, trim_whitespace=False
+        )
+
+        def validate_format(self, value: str) -> str:
+            if value not in selectors.EXPORT_FORMATS:
+                raise serializers.ValidationError("format must be csv or json")
+            return value
+
     @extend_schema(
         responses=EXPORT_RESPONSES,
         parameters=[OpenApiParameter("format", str, enum=list(selectors.EXPORT_FORMATS))],
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        fmt = selectors.export_format(request.query_params)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        fmt = filters.validated_data["format"]
         events = selectors.audit_export_events()
         content = export_csv(events) if fmt == "csv" else export_json(events)
         response = StreamingHttpResponse(content, content_type=CONTENT_TYPES[fmt])
