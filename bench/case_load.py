@@ -92,7 +92,7 @@ def setup_tenant(env: dict[str, str], tenants: int) -> dict[str, object]:
     from casemgmt.accounts.models import User
     from casemgmt.accounts.tokens import issue_for
     from casemgmt.cases.services import case_type_create
-    from casemgmt.tenancy.services import tenant_create
+    from casemgmt.accounts.tenants import tenant_create
 
     writers = []
     for n in range(tenants):

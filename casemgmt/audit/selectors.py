@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from django.db.models import Q, QuerySet
 from django.http import QueryDict
@@ -87,3 +88,7 @@ def export_format(params: QueryDict) -> str:
 def checkpoint_list(*, tenant_id: Any) -> QuerySet[AuditCheckpoint]:
     """GET /audit/checkpoints: the tenant chain's checkpoints, newest first."""
     return AuditCheckpoint.objects.filter(chain=str(tenant_id)).order_by("-sequence")
+
+
+def activity(*, tenant_id: UUID, limit: int) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(tenant_id=tenant_id).order_by("-sequence")[:limit])

@@ -16,7 +16,7 @@ from casemgmt.accounts.models import Role, User
 from casemgmt.accounts.services import user_create
 from casemgmt.accounts.tokens import issue_for
 from casemgmt.tenancy.models import Tenant
-from casemgmt.tenancy.services import tenant_create
+from casemgmt.accounts.tenants import tenant_create
 from tests.support.processes import (
     database_url,
     start_celery_worker,

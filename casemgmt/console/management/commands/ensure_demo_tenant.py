@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand
 from casemgmt.accounts.models import User
 from casemgmt.console.demo import demo_work_seed
 from casemgmt.tenancy.models import Tenant
-from casemgmt.tenancy.services import tenant_create
+from casemgmt.accounts.tenants import tenant_create
 
 EMAIL = "admin@demo.local"
 
