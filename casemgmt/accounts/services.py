@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.contrib.auth.password_validation import validate_password
@@ -21,12 +22,12 @@ from kombu.exceptions import OperationalError
 
 from casemgmt.accounts import lockout
 from casemgmt.accounts.authentication import forget_cached_principals
+from casemgmt.accounts.hooks import DISABLE_HOOKS
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, revoke
 from casemgmt.audit.services import mark_actor_events_deleted, record
 from casemgmt.tenancy.models import Tenant
-from casemgmt.workflows.services import tasks_release_for_user
 from shared.api import errors
 from shared.auth import apikeys, tokens
 from shared.auth.permissions import has_all, is_valid_permission
@@ -222,17 +223,18 @@ def principal_create(
     return CreatedPrincipal(user=user, api_key=key.plaintext if key else None)
 
 
-def _queue_welcome(user: User) -> None:
-    # Imported here: accounts.tasks imports this module (welcome_email_build), a loop at the top.
-    from casemgmt.accounts.tasks import send_welcome_email
+# Sent by name: accounts.tasks imports this module (welcome_email_build), so this one cannot import it.
+WELCOME_TASK = "casemgmt.accounts.send_welcome_email"
 
+
+def _queue_welcome(user: User) -> None:
     user_id = str(user.id)
 
     def send() -> None:
         # After commit the principal exists: a broker outage must not turn that into an error
         # answer. The email is then not sent, and the log says so.
         try:
-            send_welcome_email.apply_async(args=[user_id], queue=settings.ACCOUNTS_EMAIL_QUEUE)
+            current_app.send_task(WELCOME_TASK, args=[user_id], queue=settings.ACCOUNTS_EMAIL_QUEUE)
         except (OperationalError, OSError) as exc:
             logger.warning("Broker unavailable (%s): welcome email for %s not queued", exc, user_id)
 
@@ -295,8 +297,10 @@ def principal_update(
 
 
 def _release_tasks(*, user: User, actor: User) -> None:
-    # A disabled user's open tasks are reassigned by the workflow's rules (the step's reassignTo).
-    tasks_release_for_user(user=user, actor=str(actor.id))
+    # A disabled user's open tasks are reassigned by the workflow's rules (the step's reassignTo):
+    # workflows registers that hook (it sits above accounts).
+    for hook in DISABLE_HOOKS:
+        hook(user=user, actor=str(actor.id))
 
 
 @transaction.atomic

@@ -7,13 +7,13 @@ from django.utils import timezone
 
 from casemgmt.accounts import lockout
 from casemgmt.accounts.models import User
-from casemgmt.accounts.services import welcome_email_build
+from casemgmt.accounts.services import WELCOME_TASK, welcome_email_build
 from casemgmt.accounts.tokens import purge_expired_revocations
 from casemgmt.tenancy.background import row_task, system_task
 
 
 @shared_task(
-    name="casemgmt.accounts.send_welcome_email",
+    name=WELCOME_TASK,
     ignore_result=True,
     autoretry_for=(smtplib.SMTPException, OSError),
     retry_backoff=True,

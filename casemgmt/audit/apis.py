@@ -1,4 +1,5 @@
-"""Audit endpoints: one case's trail (list, verify, export) and the tenant-wide administration views."""
+"""Audit endpoints: the tenant-wide administration views and the activity feed. One case's trail
+(list, verify, export) is served by the cases app, which owns case access, with the helpers here."""
 
 from __future__ import annotations
 
@@ -13,14 +14,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.audit import checkpoints, selectors, services
+from casemgmt.audit import checkpoints, openapi, selectors, services
 from casemgmt.audit.exports import export_response
 from casemgmt.audit.models import AuditEvent
-from casemgmt.cases import openapi
-from casemgmt.cases.selectors import access_case
 from casemgmt.tenancy.throttling import ExportThrottle
-from shared.api.openapi import EXPORT_RESPONSES, TEXT, TIMESTAMP_OR_DATE, page_parameters, query
-from shared.api.pagination import get_page, page_links
+from shared.api.openapi import (
+    EXPORT_RESPONSES,
+    LIST_OF_OBJECTS,
+    TEXT,
+    TIMESTAMP_OR_DATE,
+    page_parameters,
+    query,
+)
+from shared.api.pagination import get_page, page_links, parse_int
 from shared.api.querying import (
     QueryDateOrTimestampField,
     QueryExportFormatField,
@@ -37,6 +43,7 @@ from shared.audit.checkpoints import (
 from shared.audit.models import AuditEventBase
 from shared.audit.openapi import CheckpointKeysOut
 from shared.audit.services import ChainEntry, VerifyResult, event_to_dict
+from shared.auth.permissions import has_permission
 
 FORMAT_PARAMETER = OpenApiParameter(
     "format", str, enum=["csv", "json"], description="file format (default json)"
@@ -115,49 +122,6 @@ def chain_verify_out(result: VerifyResult, report: CheckpointReport) -> dict[str
         "errors": result.errors,
         "checkpoints": checkpoint_report_out(report),
     }
-
-
-class CaseEventListApi(APIView):
-    OutputSerializer = openapi.AuditPageOut
-    required = {"GET": ("cases:read", "audit:read")}
-
-    @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
-    def get(self, request: Request, case_id: Any) -> Response:
-        case = access_case(user=request.user, case_id=case_id)
-        return paged(request, selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id))
-
-
-class CaseEventVerifyApi(APIView):
-    OutputSerializer = openapi.CaseVerifyOut
-    required = {"POST": "audit:read"}  # verifying needs only audit:read (there is no audit:verify)
-
-    def post(self, request: Request, case_id: Any) -> Response:
-        case = access_case(user=request.user, case_id=case_id)
-        events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
-        result = services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
-        services.audit_record_verification(user=request.user, scope=f"audit/cases/{case.id}", result=result)
-        return Response(case_verify_out(result))
-
-
-class CaseEventExportApi(APIView):
-    throttle_classes = [ExportThrottle]
-    content_negotiation_class = ExportNegotiation
-    required = {"GET": "audit:read"}
-
-    class FilterSerializer(QuerySerializer):
-        format = QueryExportFormatField()
-
-    @extend_schema(responses=EXPORT_RESPONSES, parameters=[FORMAT_PARAMETER])
-    def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        fmt = filters.validated_data["format"]
-        case = access_case(user=request.user, case_id=case_id)
-        services.audit_record_export(
-            user=request.user, scope=f"audit/cases/{case.id}", params={"format": fmt, "caseId": str(case.id)}
-        )
-        events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
-        return export_response(request._request, events, fmt, f"case-{case.case_number}-events")
 
 
 class AuditListApi(APIView):
@@ -275,3 +239,37 @@ class AuditExportApi(APIView):
             },
         )
         return export_response(request._request, events, fmt, "audit-export")
+
+
+def activity_out(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
+    # decision: `details` carries the event's resource; its recorded changes (case data diffs,
+    # emails, task form data) only for callers who may read the audit trail itself.
+    details: dict[str, Any] = {"resource": event.resource}
+    if with_changes:
+        details["changes"] = event.changes
+    return {
+        "id": str(event.id),
+        "timestamp": iso(event.timestamp),
+        "actor": event.actor,
+        "action": event.action,
+        "details": details,
+    }
+
+
+class ActivityApi(APIView):
+    # The activity feed is open to every signed-in user; the changes are not.
+    required = {"GET": ""}
+
+    @extend_schema(
+        responses=LIST_OF_OBJECTS,
+        parameters=[
+            OpenApiParameter(
+                "limit", {"type": "integer", "minimum": 1, "maximum": 100}, description="default 20"
+            )
+        ],
+    )
+    def get(self, request: Request) -> Response:
+        limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
+        events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
+        with_changes = has_permission(request.user.get_permission_strings(), "audit:read")
+        return Response([activity_out(e, with_changes=with_changes) for e in events])

@@ -14,14 +14,15 @@ from uuid import UUID
 from django.conf import settings
 
 from casemgmt.audit.models import AuditCheckpoint, AuditEvent
-from casemgmt.connectors.guard import check_url
 from casemgmt.tenancy import rls
 from casemgmt.tenancy.models import Tenant
+from shared import ssrf
 from shared.audit import checkpoints as shared_checkpoints
 from shared.audit.checkpoints import CheckpointPolicy, CheckpointReport, Witness
 from shared.audit.services import VerifyResult
 from shared.audit.signing import Keyring, parse_keys
 from shared.audit.witness import file_witness, webhook_witness
+from shared.ssrf import Target
 
 LOG = "casemgmt"
 
@@ -31,6 +32,11 @@ def _keyring(entries: tuple[str, ...]) -> Keyring:
     return parse_keys(list(entries))
 
 
+def _check_url(url: str) -> Target:
+    # The witness URL obeys the connectors' outbound policy (CONNECTOR_ALLOWED_HOSTS).
+    return ssrf.check_url(url, allowed_hosts=settings.CONNECTOR_ALLOWED_HOSTS)
+
+
 def _witnesses() -> tuple[Witness, ...]:
     found: list[Witness] = []
     if settings.AUDIT_WITNESS_FILE:
@@ -38,7 +44,7 @@ def _witnesses() -> tuple[Witness, ...]:
     if settings.AUDIT_WITNESS_URL:
         found.append(
             webhook_witness(
-                settings.AUDIT_WITNESS_URL, check_url=check_url, timeout=settings.CONNECTOR_TIMEOUT_SECONDS
+                settings.AUDIT_WITNESS_URL, check_url=_check_url, timeout=settings.CONNECTOR_TIMEOUT_SECONDS
             )
         )
     return tuple(found)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from uuid import UUID
 
 from django.db.models import Q, QuerySet
 
@@ -83,3 +84,7 @@ def audit_list(
 def checkpoint_list(*, tenant_id: Any) -> QuerySet[AuditCheckpoint]:
     """GET /audit/checkpoints: the tenant chain's checkpoints, newest first."""
     return AuditCheckpoint.objects.filter(chain=str(tenant_id)).order_by("-sequence")
+
+
+def activity(*, tenant_id: UUID, limit: int) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(tenant_id=tenant_id).order_by("-sequence")[:limit])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -35,11 +36,13 @@ def wants_email(user: User) -> bool:
     ) is True
 
 
-def _enqueue(notification_id: int) -> None:
-    # Imported here: notifications.tasks imports this module (notification_send), a loop at the top.
-    from casemgmt.notifications.tasks import send_notification
+# Sent by name: notifications.tasks imports this module (notification_send), so this one cannot
+# import it.
+SEND_TASK = "casemgmt.notifications.send_notification"
 
-    send_notification.apply_async(args=[notification_id], queue=settings.NOTIFICATIONS_QUEUE)
+
+def _enqueue(notification_id: int) -> None:
+    current_app.send_task(SEND_TASK, args=[notification_id], queue=settings.NOTIFICATIONS_QUEUE)
 
 
 def task_notify(*, row: CaseStep, event: str, recipient: User | None, actor: str) -> Notification | None:

@@ -8,12 +8,17 @@ from celery import shared_task
 from django.conf import settings
 
 from casemgmt.notifications.models import Notification
-from casemgmt.notifications.services import NotificationRetry, notification_send, notifications_pending
+from casemgmt.notifications.services import (
+    SEND_TASK,
+    NotificationRetry,
+    notification_send,
+    notifications_pending,
+)
 from casemgmt.tenancy.background import row_task, system_task
 
 
 @shared_task(
-    name="casemgmt.notifications.send_notification",
+    name=SEND_TASK,
     ignore_result=True,
     autoretry_for=(smtplib.SMTPException, OSError, NotificationRetry),
     retry_backoff=True,

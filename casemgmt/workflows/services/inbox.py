@@ -16,13 +16,12 @@ from casemgmt.accounts.models import User
 from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import UNUSABLE_SCHEMA_ERRORS, draft7_validator, unusable_reason
 from casemgmt.cases.models import Case
-from casemgmt.notifications.models import Notification
-from casemgmt.notifications.services import task_notify
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.tenancy import rls
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.engine import workflow_advance
 from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.task_events import ASSIGNED, ESCALATED, SLA_BREACHED, task_notify
 from shared.api.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from shared.api.time import now_ms
 
@@ -76,7 +75,7 @@ def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: 
     if assignee is not None:
         task_audit(row, actor, "task:assigned", {"assignedTo": str(assignee.id)})
         _announce_assignment(row)
-        task_notify(row=row, event=Notification.ASSIGNED, recipient=assignee, actor=actor)
+        task_notify(row=row, event=ASSIGNED, recipient=assignee, actor=actor)
 
 
 def locked_task(*, user: User, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
@@ -219,7 +218,7 @@ def task_reassign(*, user: User, case_id: Any, step_id: str, assign_to: Any) -> 
         {"assignedTo": {"before": _str(before), "after": str(assignee.id)}},
     )
     _announce_assignment(row)
-    task_notify(row=row, event=Notification.ASSIGNED, recipient=assignee, actor=str(user.id))
+    task_notify(row=row, event=ASSIGNED, recipient=assignee, actor=str(user.id))
     return row
 
 
@@ -247,7 +246,7 @@ def _mark_escalated(row: CaseStep, *, actor: str, reason: str, target: User | No
     )
     if target is not None:
         _announce_assignment(row)
-        task_notify(row=row, event=Notification.ESCALATED, recipient=target, actor=actor)
+        task_notify(row=row, event=ESCALATED, recipient=target, actor=actor)
     return True
 
 
@@ -284,9 +283,7 @@ def tasks_escalate_overdue(*, now: datetime | None = None) -> int:
             if _mark_escalated(row, actor="system", reason=SLA_REASON, target=None):
                 escalated += 1
                 # The person holding the task hears that it passed its due time.
-                task_notify(
-                    row=row, event=Notification.SLA_BREACHED, recipient=row.assigned_to, actor="system"
-                )
+                task_notify(row=row, event=SLA_BREACHED, recipient=row.assigned_to, actor="system")
     return escalated
 
 
@@ -319,6 +316,6 @@ def tasks_release_for_user(*, user: User, actor: User | str | None) -> int:
             },
         )
         _announce_assignment(row)
-        task_notify(row=row, event=Notification.ASSIGNED, recipient=target, actor=actor_str)
+        task_notify(row=row, event=ASSIGNED, recipient=target, actor=actor_str)
         count += 1
     return count

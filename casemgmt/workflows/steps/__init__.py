@@ -1,6 +1,7 @@
-"""Step types, keyed by `type`. Adding a type is one module in this package that defines a
-`StepType` and calls `register` (see `task.py`, `agent.py`); `load()` imports every module here, and
-nothing else in the engine names a type. Automated types finish their steps from a worker with
+"""Step types, keyed by `type`. Adding a type is one module that defines a `StepType` and calls
+`register` (see `task.py`, `agent.py`); `load()` imports every module here, and nothing else in the
+engine names a type. A type whose machinery lives in an app above workflows is registered from that
+app's `AppConfig.ready()` (`casemgmt.connectors.step`, `casemgmt.dags.step`). Automated types finish their steps from a worker with
 `casemgmt.workflows.services.steps.step_succeed` / `step_fail` (which honour `onFailure`).
 """
 

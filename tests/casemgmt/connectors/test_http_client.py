@@ -3,6 +3,7 @@ SSRF guard (after DNS resolution, on redirects, pinned to the checked address)."
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 
 import pytest
@@ -129,7 +130,7 @@ def test_connection_is_pinned_to_the_checked_address(receiver, settings, monkeyp
 
 
 def test_allow_list_by_name_and_wildcard(settings):
-    ip = guard.ipaddress.ip_address("10.0.0.1")
+    ip = ipaddress.ip_address("10.0.0.1")
     settings.CONNECTOR_ALLOWED_HOSTS = ["*.corp.test", "api.internal"]
     assert guard.host_allowed("x.corp.test", ip) and guard.host_allowed("API.internal", ip)
     assert not guard.host_allowed("corp.test.evil", ip) and not guard.host_allowed("other", ip)

@@ -15,7 +15,7 @@ from tests.support.backups import files_under
 from tests.support.processes import ROOT, child_env
 
 SEED = """
-from casemgmt.tenancy.services import tenant_create
+from casemgmt.accounts.tenants import tenant_create
 from casemgmt.accounts.models import User
 from casemgmt.vault.services import document_upload
 from casemgmt.vault.uploads import HashedUpload
