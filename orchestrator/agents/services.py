@@ -12,8 +12,8 @@ from django.db.models import Q
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.events.services import event_emit_agent
 from orchestrator.runs import lifecycle, limits
-from orchestrator.runs.dispatch import Wakeup, send_on_commit, waiting_messages
 from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
+from orchestrator.runs.wakeups import Wakeup, send_on_commit, waiting_messages
 from shared.api.time import now_ms
 
 logger = logging.getLogger(__name__)

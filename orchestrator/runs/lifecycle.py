@@ -25,7 +25,6 @@ from orchestrator.events.services import (
     event_emit_task_runs,
     task_run_event_data,
 )
-from orchestrator.runs.dispatch import Wakeup, send_on_commit
 from orchestrator.runs.models import (
     CANCELLED,
     COMPLETED,
@@ -40,6 +39,7 @@ from orchestrator.runs.models import (
     TaskLogLine,
     TaskRun,
 )  # fmt: skip
+from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api.time import iso, now_ms
 from shared.bulkinsert import among
 from shared.prepared import prepared_cursor

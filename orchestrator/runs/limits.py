@@ -12,8 +12,8 @@ from django.db import transaction
 
 from orchestrator.definitions.models import Dag, Pool
 from orchestrator.runs import lifecycle
-from orchestrator.runs.dispatch import Wakeup, send_now, send_on_commit
 from orchestrator.runs.models import OPEN, PENDING, QUEUED, RUNNING, Run, TaskRun
+from orchestrator.runs.wakeups import Wakeup, send_now, send_on_commit
 from shared.api.time import now_ms
 
 

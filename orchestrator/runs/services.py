@@ -13,7 +13,6 @@ from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
 from orchestrator.runs import lifecycle, limits
-from orchestrator.runs.dispatch import Wakeup, send_on_commit
 from orchestrator.runs.models import (
     COMPLETED,
     PAUSED,
@@ -34,6 +33,7 @@ from orchestrator.runs.planning import (
     versions_of,
     with_parameter_set,
 )  # fmt: skip
+from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api import errors
 from shared.api.problems import Problems
 from shared.api.time import now_ms

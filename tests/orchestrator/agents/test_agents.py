@@ -13,8 +13,8 @@ from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.agents.services import agent_heartbeat, agent_stopped, agents_sweep
 from orchestrator.events.models import Event
 from orchestrator.runs import lifecycle
-from orchestrator.runs.dispatch import Wakeup, send_now
 from orchestrator.runs.models import TaskRun
+from orchestrator.runs.wakeups import Wakeup, send_now
 from tests.orchestrator.helpers import assert_error, put_task
 
 pytestmark = pytest.mark.django_db
