@@ -15,8 +15,8 @@ from django.db import transaction
 
 from orchestrator.definitions.models import Pool
 from orchestrator.runs import lifecycle
-from orchestrator.runs.limits import pool_slots_free
 from orchestrator.runs.models import PENDING, QUEUED, RUNNING, TaskRun
+from orchestrator.runs.pools import pool_slots_free
 from shared.api.time import now_ms
 
 CANDIDATES = 20  # a claim looks this far down the queue before giving its message up

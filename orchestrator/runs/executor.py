@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 
-from orchestrator.runs import claiming, lifecycle, limits
+from orchestrator.runs import claiming, lifecycle, pools
 from orchestrator.runs.models import TaskLogLine, TaskRun
 from shared.api.time import now_ms
 
@@ -454,7 +454,7 @@ def execute(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str
         return None
     status = _run(execution)
     if execution.pool:  # a slot of the pool is free again: wake whoever waits for it
-        _tolerate(lambda: limits.pool_wake(pool=execution.pool or ""), "Pool wake-up")
+        _tolerate(lambda: pools.pool_wake(pool=execution.pool or ""), "Pool wake-up")
     return status
 
 

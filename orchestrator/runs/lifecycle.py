@@ -1,10 +1,10 @@
-"""Task run and run state machine (run status follows its task runs).
+"""Task run state machine: claim, completion, retry and recovery of one attempt (the run's own
+status, and the lock order every transition keeps, are in runs.state).
 
 Every transition is a conditional UPDATE (`WHERE status = ...`), so a duplicate or late Celery
-message can never run a task twice or bring a cancelled one back. Run-level changes (start, fail,
-cancel, complete) lock the run row first, then task run rows in primary-key order; completions lock
-only task run rows, in the same order. One order everywhere rules out deadlocks; fan-in safety
-comes from locking the dependent's row (see `_finish_completed`).
+message can never run a task twice or bring a cancelled one back. Completions lock only task run
+rows, in primary-key order; fan-in safety comes from locking the dependent's row (see
+`_finish_completed`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import SimpleNamespace
-from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F, Q
 
 from orchestrator.events.services import (
     dispatched_at_sql,
-    event_emit_run,
     event_emit_task_run,
     event_emit_task_runs,
     task_run_event_data,
@@ -34,10 +32,16 @@ from orchestrator.runs.models import (
     PENDING,
     QUEUED,
     RUNNING,
-    TERMINAL,
     Run,
     TaskLogLine,
     TaskRun,
+)  # fmt: skip
+from orchestrator.runs.state import (
+    run_complete_if_done,
+    run_fail,
+    run_lock,
+    run_mark_running,
+    task_runs_set_status,
 )  # fmt: skip
 from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api.time import iso, now_ms
@@ -63,74 +67,6 @@ class Execution:
     start_time: datetime | None = None
     has_dependents: bool = True
     pool: str | None = None
-
-
-def lock_run(run_id: str) -> Run:
-    return Run.objects.select_for_update().get(pk=run_id)
-
-
-def _set_status(
-    task_runs: list[TaskRun], run: Run | SimpleNamespace, status: str, **fields: Any
-) -> list[TaskRun]:
-    """Moves the given task runs (still in their current status) to `status`; emits one event each."""
-    changed = []
-    for tr in task_runs:
-        n = TaskRun.objects.filter(pk=tr.pk, status=tr.status).update(status=status, **fields)
-        if n:
-            tr.status = status
-            for name, value in fields.items():
-                setattr(tr, name, value)
-            event_emit_task_run(tr, run)
-            changed.append(tr)
-    return changed
-
-
-def queue_ready(run: Run) -> list[Wakeup]:
-    """Queues the pending task runs whose upstream all completed (a run's roots, and after a rerun
-    those whose upstream was carried over). Caller holds the run lock, so no other transaction can
-    move these pending rows meanwhile: one UPDATE and one events insert serve a large DAG. A paused
-    run queues nothing, nor does one its DAG's max_active_runs holds back."""
-    if run.status not in (PENDING, RUNNING) or run.waiting:
-        return []
-    # Only the columns the decision and the events need: a large DAG has thousands pending.
-    pending = [
-        SimpleNamespace(
-            id=pk,
-            task_id=task_id,
-            queue=queue,
-            attempts=attempts,
-            upstream=upstream,
-            start_time=None,
-            end_time=None,
-        )
-        for pk, task_id, queue, attempts, upstream in TaskRun.objects.filter(run=run, status=PENDING)
-        .order_by("pk")
-        .values_list("id", "task_id", "queue", "attempts", "upstream")
-    ]
-    pending_ids = {tr.id for tr in pending}
-    # an upstream still pending is not completed: only the others need a look
-    needed = {u for tr in pending for u in tr.upstream} - pending_ids
-    done = set(TaskRun.objects.filter(pk__in=among(needed), status=COMPLETED).values_list("pk", flat=True))
-    ready = [tr for tr in pending if all(u in done for u in tr.upstream)]
-    if not ready:
-        return []
-    now = now_ms()
-    rows = TaskRun.objects.filter(run=run, status=PENDING)
-    if len(ready) < len(pending):  # (all of them, as in a flat DAG: no list of ids to send)
-        rows = rows.filter(pk__in=among(tr.id for tr in ready))
-    rows.update(status=QUEUED, queued_at=now, dispatched_at=now)
-    for tr in ready:
-        tr.status = QUEUED
-    event_emit_task_runs(ready, run)
-    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in ready]
-
-
-@transaction.atomic
-def run_start(*, run_id: str) -> None:
-    """Queues a freshly scheduled run's roots (a second transaction, so that scheduling itself
-    yields `pending` everywhere, as a freshly scheduled run must read)."""
-    run = lock_run(run_id)
-    send_on_commit(queue_ready(run))
 
 
 # The claim, its read and its `task.running` event in one statement (atomic on its own): the agent's
@@ -188,7 +124,7 @@ def after_claim(claimed: tuple[Execution, str]) -> Execution:
     task run's row would invert the lock order cancel uses."""
     execution, run_status = claimed
     if run_status == PENDING:
-        _mark_run_running(execution.run_id)
+        run_mark_running(execution.run_id)
     return execution
 
 
@@ -236,13 +172,6 @@ def claim_row(
         log_truncated=truncated, task_id=task_id, dag_id=dag_id, start_time=now, has_dependents=has_deps,
         pool=pool,
     ), run_status  # fmt: skip
-
-
-@transaction.atomic
-def _mark_run_running(run_id: str) -> None:
-    # a run is pending until its first task run starts executing
-    if Run.objects.filter(pk=run_id, status=PENDING).update(status=RUNNING):
-        event_emit_run(Run.objects.get(pk=run_id))
 
 
 def _claim_portable(
@@ -333,7 +262,7 @@ def close_cancelled(*, task_run_id: str, attempt: int) -> None:
             .first()
         )
         if tr is not None:
-            _set_status([tr], tr.run, CANCELLED, end_time=now_ms())
+            task_runs_set_status([tr], tr.run, CANCELLED, end_time=now_ms())
 
 
 def _cancel_if_run_ended(task_run_id: str) -> None:
@@ -346,7 +275,7 @@ def _cancel_if_run_ended(task_run_id: str) -> None:
             .first()
         )
         if tr is not None:
-            _set_status([tr], tr.run, CANCELLED, end_time=now_ms())
+            task_runs_set_status([tr], tr.run, CANCELLED, end_time=now_ms())
 
 
 def finish(
@@ -370,7 +299,7 @@ def finish(
     if execution is not None and not execution.has_dependents and connection.vendor == "postgresql":
         leaf = _finish_leaf(execution)
         if leaf.done and leaf.run_may_be_done:
-            complete_run_if_done(run_id)
+            run_complete_if_done(run_id)
         return COMPLETED if leaf.done else None
     if execution is not None and connection.vendor == "postgresql":
         outcome = _finish_single_upstream(execution)
@@ -378,7 +307,7 @@ def finish(
     else:
         done, dispatched = _finish_completed(task_run_id, attempt, run_id, execution)
     if done and not dispatched:
-        complete_run_if_done(run_id)
+        run_complete_if_done(run_id)
     return COMPLETED if done else None
 
 
@@ -389,7 +318,7 @@ def finish(
 # either way there is nothing to check. Otherwise the others, if any, are running and may be
 # completing at this very moment, each seeing the rest still running in its own snapshot: the run's
 # completion is then checked after the commit, where every committed completion shows
-# (`complete_run_if_done`). A pending or queued task run that is claimed, run and completed entirely
+# (`run_complete_if_done`). A pending or queued task run that is claimed, run and completed entirely
 # while this statement is under way is the one case missed: the recovery sweep completes that run.
 LEAF_COMPLETE_SQL = f"""
 WITH done AS (
@@ -617,7 +546,7 @@ def _queue_ready_dependents(run: Run | SimpleNamespace, candidates: list[str]) -
     done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
     ready = [tr for tr in locked if set(tr.upstream) <= done]
     now = now_ms()
-    queued = _set_status(ready, run, QUEUED, queued_at=now, dispatched_at=now)
+    queued = task_runs_set_status(ready, run, QUEUED, queued_at=now, dispatched_at=now)
     return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in queued]
 
 
@@ -625,7 +554,7 @@ def _queue_ready_dependents(run: Run | SimpleNamespace, candidates: list[str]) -
 def _finish_failed(
     task_run_id: str, attempt: int, run_id: str, exit_code, retryable: bool, note: str
 ) -> str | None:
-    run = lock_run(run_id)
+    run = run_lock(run_id)
     tr = TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).first()
     if tr is None:
         return None
@@ -634,97 +563,15 @@ def _finish_failed(
         append_log(tr, [note])
     if retryable and tr.attempts < tr.max_attempts and run.status in OPEN:
         delay = tr.retry_delay_seconds
-        _set_status(
+        task_runs_set_status(
             [tr], run, QUEUED, end_time=now, exit_code=exit_code, agent_id=None, agent_session=None,
             queued_at=now, dispatched_at=now, not_before=now + timedelta(seconds=delay),
         )  # fmt: skip
         send_on_commit([Wakeup(tr.id, tr.queue, tr.attempts, countdown=delay)])
         return QUEUED
-    _set_status([tr], run, FAILED, end_time=now, exit_code=exit_code)
-    fail_run(run, now)
+    task_runs_set_status([tr], run, FAILED, end_time=now, exit_code=exit_code)
+    run_fail(run, now)
     return FAILED
-
-
-# Every status but completed, named: the (run, status) index then probes each one directly, where
-# `status <> 'completed'` walks all of the run's completed task runs (and their dead versions)
-# first, once per completion: quadratic in the run's size.
-NOT_COMPLETED = tuple(status for status, _ in TaskRun.STATUSES if status != COMPLETED)
-
-
-UNFINISHED_SQL = f"""
-SELECT EXISTS (SELECT 1 FROM orch_runs_taskrun
-                WHERE run_id = %s AND status IN ({", ".join(f"'{status}'" for status in NOT_COMPLETED)}))
-"""
-
-
-def _has_unfinished(run_id: str) -> bool:
-    """Asked after every completion that queued nothing: a prepared statement, not a query built."""
-    with prepared_cursor() as cursor:
-        cursor.execute(UNFINISHED_SQL, [run_id])
-        return bool(cursor.fetchone()[0])
-
-
-def complete_run_if_done(run_id: str) -> bool:
-    """After a completion commits: the run completes when no task run is left unfinished. Checked
-    outside the completing transaction (two last completions at once both see the other committed
-    here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it."""
-    if _has_unfinished(run_id):
-        return False
-    with transaction.atomic():
-        run = lock_run(run_id)
-        if run.status not in (PENDING, RUNNING):
-            return False
-        if _has_unfinished(run_id):
-            return False
-        now = now_ms()
-        Run.objects.filter(pk=run.pk).update(status=COMPLETED, end_time=now)
-        run.status, run.end_time = COMPLETED, now
-        event_emit_run(run)
-        _run_ended(run)
-    return True
-
-
-def _run_ended(run: Run) -> None:
-    """A run of a DAG that ended may make room for a run its max_active_runs holds back."""
-    if run.dag_id:
-        dag_id = run.dag_id
-        transaction.on_commit(lambda: _admit(dag_id))
-
-
-def _admit(dag_id: str) -> None:
-    # runs.limits admits through this module (queue_ready, lock_run): a top-level import would loop
-    from orchestrator.runs.limits import dag_admit_if_waiting
-
-    dag_admit_if_waiting(dag_id=dag_id)
-
-
-def fail_run(run: Run, now: datetime) -> None:
-    """A run fails as soon as a task run fails for good; its dependents never start
-    (pending and queued task runs are cancelled); task runs already running may finish. A paused
-    run fails too: pausing stops new starts, not the outcome of what already runs."""
-    if run.status not in OPEN:
-        return
-    Run.objects.filter(pk=run.pk).update(status=FAILED, end_time=now)
-    run.status, run.end_time = FAILED, now
-    waiting = list(TaskRun.objects.filter(run=run, status__in=(PENDING, QUEUED)).order_by("pk"))
-    _set_status(waiting, run, CANCELLED, end_time=now)
-    event_emit_run(run)
-    _run_ended(run)
-
-
-def cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
-    """Cancels every unfinished task run of a locked run; running ones are stopped by their agent,
-    which polls `still_mine`. Returns how many task runs were cancelled."""
-    unfinished = list(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL).order_by("pk"))
-    changed = _set_status(unfinished, run, CANCELLED, end_time=now)
-    if run.status not in TERMINAL:
-        Run.objects.filter(pk=run.pk).update(status=CANCELLED, end_time=now, cancel_force=force)
-        run.status, run.end_time, run.cancel_force = CANCELLED, now, force
-        event_emit_run(run)
-        _run_ended(run)
-    elif force and not run.cancel_force:
-        Run.objects.filter(pk=run.pk).update(cancel_force=True)
-    return len(changed)
 
 
 @transaction.atomic

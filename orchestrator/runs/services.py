@@ -12,7 +12,7 @@ from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
-from orchestrator.runs import lifecycle, limits
+from orchestrator.runs import state
 from orchestrator.runs.models import (
     COMPLETED,
     PAUSED,
@@ -133,7 +133,7 @@ def run_schedule_task(
         versions=versions_of(definitions), schedule_id=schedule_id, fire_time=fire_time,
         actor=actor, action="run.scheduled",
     )  # fmt: skip
-    lifecycle.run_start(run_id=run.run_id)
+    state.run_start(run_id=run.run_id)
     return run, task_runs
 
 
@@ -178,9 +178,9 @@ def run_schedule_dag(
 def _start(run: Run) -> None:
     """A run of a DAG with max_active_runs is created waiting and admitted when there is room."""
     if run.waiting:
-        limits.dag_admit_waiting(dag_id=run.dag_id or "")
+        state.dag_admit_waiting(dag_id=run.dag_id or "")
     else:
-        lifecycle.run_start(run_id=run.run_id)
+        state.run_start(run_id=run.run_id)
 
 
 def get_run(run_id: str) -> Run:
@@ -195,11 +195,11 @@ def run_cancel(*, run_id: str, force: bool, actor: str = SYSTEM_ACTOR) -> int:
     """Pending/queued task runs cancelled, running ones stopped (SIGTERM, SIGKILL
     after the grace period; force: SIGKILL at once); the run is `cancelled` at once."""
     get_run(run_id)
-    run = lifecycle.lock_run(run_id)
+    run = state.run_lock(run_id)
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
     record(actor=actor, action="run.cancelled", resource=f"runs/{run_id}", changes={"force": force})
-    return lifecycle.cancel_locked(run, force=force, now=now_ms())
+    return state.run_cancel_locked(run, force=force, now=now_ms())
 
 
 @transaction.atomic
@@ -208,7 +208,7 @@ def run_pause(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
     claim refuses task runs of a paused run, and completions queue no dependents of one). Pausing
     a paused run changes nothing; a finished run cannot be paused (409)."""
     get_run(run_id)
-    run = lifecycle.lock_run(run_id)
+    run = state.run_lock(run_id)
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
     if run.status != PAUSED:
@@ -224,7 +224,7 @@ def run_resume(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
     task runs left queued are woken again (their wake-ups were refused while paused)."""
     run = _resume_locked(run_id, actor)
     if run.status == RUNNING:
-        lifecycle.complete_run_if_done(run.run_id)  # its last task runs may have finished while paused
+        state.run_complete_if_done(run.run_id)  # its last task runs may have finished while paused
         run.refresh_from_db(fields=["status", "end_time"])
     return run
 
@@ -232,7 +232,7 @@ def run_resume(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
 @transaction.atomic
 def _resume_locked(run_id: str, actor: str) -> Run:
     get_run(run_id)
-    run = lifecycle.lock_run(run_id)
+    run = state.run_lock(run_id)
     if run.status != PAUSED:
         raise errors.InvalidState(f"Run {run_id} is {run.status}, not paused.")
     # a run is pending until its first task run starts executing
@@ -243,7 +243,7 @@ def _resume_locked(run_id: str, actor: str) -> Run:
     record(actor=actor, action="run.resumed", resource=f"runs/{run_id}")
     waiting = list(TaskRun.objects.filter(run=run, status=QUEUED).values_list("id", "queue", "attempts"))
     TaskRun.objects.filter(run=run, status=QUEUED).update(dispatched_at=now_ms())
-    send_on_commit([Wakeup(*row) for row in waiting] + lifecycle.queue_ready(run))
+    send_on_commit([Wakeup(*row) for row in waiting] + state.run_queue_ready(run))
     return run
 
 
@@ -255,9 +255,9 @@ def queue_purge(*, queue: str, actor: str = SYSTEM_ACTOR) -> int:
     removed = 0
     now = now_ms()
     for run_id in run_ids:  # sorted: concurrent purges lock runs in the same order
-        run = lifecycle.lock_run(run_id)
+        run = state.run_lock(run_id)
         removed += TaskRun.objects.filter(run=run, queue=queue, status=QUEUED).count()
-        lifecycle.cancel_locked(run, force=False, now=now)
+        state.run_cancel_locked(run, force=False, now=now)
     record(
         actor=actor,
         action="queue.purged",
