@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 
-from orchestrator.runs import claiming, lifecycle, pools
+from orchestrator.runs import claim, claiming, lifecycle, pools
 from orchestrator.runs.models import TaskLogLine, TaskRun
 from shared.api.time import now_ms
 
@@ -60,7 +60,7 @@ def substitute(command: str, values: dict[str, str]) -> tuple[str, list[str]]:
     return REFERENCE.sub(replace, command), unknown
 
 
-def command_env(execution: lifecycle.Execution) -> dict[str, str]:
+def command_env(execution: claim.Execution) -> dict[str, str]:
     """A small base environment (never the agent's own secrets), then the resolved parameters."""
     env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
@@ -279,7 +279,7 @@ def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
 
 
 class CommandRunner:
-    def __init__(self, execution: lifecycle.Execution) -> None:
+    def __init__(self, execution: claim.Execution) -> None:
         self.execution = execution
         self.sink = LogSink(execution.task_run_id, execution.log_bytes, execution.log_truncated)
 
@@ -344,7 +344,7 @@ class CommandRunner:
                 _killpg(proc, signal.SIGKILL)
             if now >= next_check and not cancelled:
                 next_check = now + settings.TASK_CANCEL_POLL_SECONDS
-                status = _tolerate(lambda: lifecycle.still_mine(task_run_id=ex.task_run_id, attempt=ex.attempt),
+                status = _tolerate(lambda: claim.task_run_still_mine(task_run_id=ex.task_run_id, attempt=ex.attempt),
                                    "Cancel check")  # fmt: skip
                 mine, force = status or (True, False)
                 if not mine:
@@ -406,9 +406,7 @@ def retry_transient(fn, *, what: str, give_up_after: float | None = None):
             delay = min(delay * 2, RETRY_MAX_SECONDS)
 
 
-def _claim(
-    *, task_run_id: str, attempt: int, agent_id: str, agent_session: str
-) -> lifecycle.Execution | None:
+def _claim(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str) -> claim.Execution | None:
     """The claim, retried through a database outage for up to AGENT_STALE_SECONDS (then the
     message is dropped and the sweeper re-sends the wake-up). A claim whose commit succeeded but
     whose answer was lost is found again by its session, never left running without its agent."""
@@ -417,14 +415,14 @@ def _claim(
     def attempt_claim():
         nonlocal failed
         try:
-            execution = lifecycle.claim(
+            execution = claim.task_run_claim(
                 task_run_id=task_run_id, attempt=attempt, agent_id=agent_id, agent_session=agent_session
             )
         except TRANSIENT:
             failed = True
             raise
         if execution is None and failed and agent_session:
-            return lifecycle.claimed_by(
+            return claim.task_run_claimed_by(
                 task_run_id=task_run_id, attempt=attempt + 1, agent_session=agent_session
             )
         return execution
@@ -458,12 +456,12 @@ def execute(*, task_run_id: str, attempt: int, agent_id: str, agent_session: str
     return status
 
 
-def _run(execution: lifecycle.Execution) -> str | None:
+def _run(execution: claim.Execution) -> str | None:
     task_run_id = execution.task_run_id
     outcome = CommandRunner(execution).run()
     if outcome.cancelled:
         retry_transient(
-            lambda: lifecycle.close_cancelled(task_run_id=task_run_id, attempt=execution.attempt),
+            lambda: claim.task_run_close_cancelled(task_run_id=task_run_id, attempt=execution.attempt),
             what=f"Closing cancelled {task_run_id}",
         )
         return None

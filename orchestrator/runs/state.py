@@ -177,7 +177,7 @@ def run_fail(run: Run, now: datetime) -> None:
 
 def run_cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
     """Cancels every unfinished task run of a locked run; running ones are stopped by their agent,
-    which polls `still_mine`. Returns how many task runs were cancelled."""
+    which polls `task_run_still_mine`. Returns how many task runs were cancelled."""
     unfinished = list(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL).order_by("pk"))
     changed = task_runs_set_status(unfinished, run, CANCELLED, end_time=now)
     if run.status not in TERMINAL:
