@@ -17,9 +17,9 @@ from django.core.management import execute_from_command_line
 
 
 def strip_limits() -> None:
-    from orchestrator.runs import lifecycle, pools, state
+    from orchestrator.runs import claim, pools, state
 
-    lifecycle.FAST_CLAIM_SQL = lifecycle.EXACT_CLAIM_SQL
+    claim.FAST_CLAIM_SQL = claim.EXACT_CLAIM_SQL
     state.dag_admit_if_waiting = lambda *, dag_id: 0
     pools.pool_wake = lambda *, pool: 0
 

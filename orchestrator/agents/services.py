@@ -11,7 +11,7 @@ from django.db.models import Q
 
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.events.services import event_emit_agent
-from orchestrator.runs import lifecycle, pools, state
+from orchestrator.runs import finish, pools, state
 from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
 from orchestrator.runs.wakeups import Wakeup, send_on_commit, waiting_messages
 from shared.api.time import now_ms
@@ -190,7 +190,7 @@ def agents_sweep() -> dict[str, int]:
     offline = _mark_offline(cutoff)
     recovered = 0
     for tr_id, agent_id, attempt in _orphaned_task_runs(cutoff):
-        if lifecycle.recover(task_run_id=tr_id, attempt=attempt, agent_id=agent_id):
+        if finish.task_run_recover(task_run_id=tr_id, attempt=attempt, agent_id=agent_id):
             recovered += 1
             logger.warning("Recovered task run %s from lost agent process %s", tr_id, agent_id)
     _forget_dead_sessions(cutoff)

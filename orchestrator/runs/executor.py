@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 
-from orchestrator.runs import claim, claiming, lifecycle, pools
+from orchestrator.runs import claim, claiming, finish, pools
 from orchestrator.runs.models import TaskLogLine, TaskRun
 from shared.api.time import now_ms
 
@@ -466,7 +466,7 @@ def _run(execution: claim.Execution) -> str | None:
         )
         return None
     return retry_transient(
-        lambda: lifecycle.finish(
+        lambda: finish.task_run_finish(
             task_run_id=task_run_id,
             attempt=execution.attempt,
             ok=outcome.ok,

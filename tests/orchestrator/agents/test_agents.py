@@ -12,7 +12,7 @@ from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.agents.services import agent_heartbeat, agent_stopped, agents_sweep
 from orchestrator.events.models import Event
-from orchestrator.runs import claim, lifecycle
+from orchestrator.runs import claim, finish
 from orchestrator.runs.models import TaskRun
 from orchestrator.runs.wakeups import Wakeup, send_now
 from tests.orchestrator.helpers import assert_error, put_task
@@ -152,9 +152,9 @@ def test_a_recovery_leaves_an_attempt_claimed_since_alone(api, settings):
     """The sweeper read an old attempt; by the time it recovers, a live process claimed a new one."""
     settings.AGENT_STALE_SECONDS = 30
     tr = claimed_task_run(api, "raced", agent_id="gone@host", session="gone")
-    assert lifecycle.recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") == "queued"
+    assert finish.task_run_recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") == "queued"
     assert claim.task_run_claim(task_run_id=tr.id, attempt=1, agent_id="live@host", agent_session="live")
-    assert lifecycle.recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") is None
+    assert finish.task_run_recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") is None
     tr.refresh_from_db()
     assert (tr.status, tr.attempts, tr.agent_session) == ("running", 2, "live")
 

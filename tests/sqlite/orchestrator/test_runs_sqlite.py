@@ -14,7 +14,7 @@ from django.db import connections
 from rest_framework.test import APIClient
 
 from orchestrator.events.models import Event
-from orchestrator.runs import claim, executor, lifecycle
+from orchestrator.runs import claim, executor, finish
 from orchestrator.runs.models import Run, TaskRun
 from shared.api.time import now_ms
 from tests.orchestrator.helpers import put_dag, put_task, run_detail, tasks_by_id
@@ -143,7 +143,7 @@ def test_upstreams_completing_together_queue_their_dependent_once(api):
     assert all(executions)
     results = race(
         [
-            lambda e=e: lifecycle.finish(
+            lambda e=e: finish.task_run_finish(
                 task_run_id=e.task_run_id, attempt=e.attempt, ok=True, exit_code=0, run_id=run_id, execution=e
             )
             for e in executions
@@ -174,7 +174,7 @@ def test_last_completions_racing_complete_the_run_once(api):
     assert all(e is not None and not e.has_dependents for e in executions)
     race(
         [
-            lambda e=e: lifecycle.finish(
+            lambda e=e: finish.task_run_finish(
                 task_run_id=e.task_run_id, attempt=e.attempt, ok=True, exit_code=0, run_id=run_id, execution=e
             )
             for e in executions
@@ -283,5 +283,5 @@ def test_priorities_and_pools_order_the_claims_on_sqlite(api):
     assert held is not None  # the slot is taken by a claim that has not finished
     assert executor.execute(task_run_id=b["task_run_id"], attempt=0, agent_id="a@x") is None  # pool full
     assert task_run(b["run_id"], "pooled-sq").status == "queued"
-    lifecycle.finish(task_run_id=a["task_run_id"], attempt=1, ok=True, exit_code=0)
+    finish.task_run_finish(task_run_id=a["task_run_id"], attempt=1, ok=True, exit_code=0)
     assert executor.execute(task_run_id=b["task_run_id"], attempt=0, agent_id="a@x") == "completed"

@@ -1,21 +1,27 @@
-"""Task run state machine: claim, completion, retry and recovery of one attempt (the run's own
-status, and the lock order every transition keeps, are in runs.state).
+"""A task run's completion: running -> completed, its dependents that became ready queued and woken,
+its run completed when nothing is left unfinished.
 
-Every transition is a conditional UPDATE (`WHERE status = ...`), so a duplicate or late Celery
-message can never run a task twice or bring a cancelled one back. Completions lock only task run
-rows, in primary-key order; fan-in safety comes from locking the dependent's row (see
-`_finish_completed`).
+Four paths, one outcome. On PostgreSQL, with what the agent knows of the attempt (its
+`Execution`): a task run nothing waits for completes in one statement (`_complete_leaf`); one whose
+dependents wait for it alone completes and queues them in one statement
+(`_complete_single_upstream`); a fan-in takes the locks first and reads the other upstreams after
+them (`_complete_with_dependents`). Elsewhere (SQLite, or no `Execution`): `_complete_any`.
+
+Completions do not lock the run row, so they proceed in parallel; they lock only task run rows, in
+primary-key order, the order cancel and fail use for task run rows. Fan-in safety comes from
+locking the dependent's row. Every step is conditional on (status, attempt), so a duplicate or late
+outcome changes nothing.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from types import SimpleNamespace
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 
 from orchestrator.events.services import (
     dispatched_at_sql,
@@ -28,19 +34,15 @@ from orchestrator.runs.models import (
     CANCELLED,
     COMPLETED,
     FAILED,
-    OPEN,
     PAUSED,
     PENDING,
     QUEUED,
     RUNNING,
     Run,
-    TaskLogLine,
     TaskRun,
 )  # fmt: skip
 from orchestrator.runs.state import (
     run_complete_if_done,
-    run_fail,
-    run_lock,
     task_runs_set_status,
 )  # fmt: skip
 from orchestrator.runs.wakeups import Wakeup, send_on_commit
@@ -49,34 +51,22 @@ from shared.bulkinsert import among
 from shared.prepared import prepared_cursor
 
 
-def finish(
-    *,
-    task_run_id: str,
-    attempt: int,
-    ok: bool,
-    exit_code: int | None,
-    retryable: bool = True,
-    note: str = "",
-    run_id: str | None = None,
-    execution: Execution | None = None,
+def task_run_complete(
+    *, task_run_id: str, attempt: int, run_id: str, execution: Execution | None = None
 ) -> str | None:
-    """running -> completed | failed (or back to queued for a retry). Returns the new status, or
-    None when this attempt no longer owns the task run (cancelled, or recovered by the sweeper)."""
-    run_id = run_id or TaskRun.objects.filter(pk=task_run_id).values_list("run_id", flat=True).first()
-    if run_id is None:
-        return None
-    if not ok:
-        return _finish_failed(task_run_id, attempt, run_id, exit_code, retryable, note)
+    """running -> completed, its ready dependents queued, its run completed when it was the last.
+    `execution` (what the agent knows of the attempt) lets PostgreSQL take the shortest path.
+    Returns `completed`, or None when this attempt no longer owns the task run."""
     if execution is not None and not execution.has_dependents and connection.vendor == "postgresql":
-        leaf = _finish_leaf(execution)
+        leaf = _complete_leaf(execution)
         if leaf.done and leaf.run_may_be_done:
             run_complete_if_done(run_id)
         return COMPLETED if leaf.done else None
     if execution is not None and connection.vendor == "postgresql":
-        outcome = _finish_single_upstream(execution)
-        done, dispatched = outcome if outcome is not None else _finish_with_dependents(execution)
+        outcome = _complete_single_upstream(execution)
+        done, dispatched = outcome if outcome is not None else _complete_with_dependents(execution)
     else:
-        done, dispatched = _finish_completed(task_run_id, attempt, run_id, execution)
+        done, dispatched = _complete_any(task_run_id, attempt, run_id, execution)
     if done and not dispatched:
         run_complete_if_done(run_id)
     return COMPLETED if done else None
@@ -112,7 +102,7 @@ class LeafCompletion:
     run_may_be_done: bool  # the run's completion is worth checking after the commit
 
 
-def _finish_leaf(execution: Execution, now: datetime | None = None) -> LeafCompletion:
+def _complete_leaf(execution: Execution, now: datetime | None = None) -> LeafCompletion:
     """A task run nothing waits for: its completion and its event are one statement (atomic on
     its own), with no dependents to lock or queue."""
     now = now or now_ms()
@@ -140,7 +130,7 @@ def _finish_leaf(execution: Execution, now: datetime | None = None) -> LeafCompl
 # needs reading: a dependent with this one upstream is ready once it completed. When a dependent
 # also waits for another task run (fan-in), the statement changes nothing and says so: the other
 # upstream's state must then be read after the locks, in a snapshot of its own (the statement's
-# snapshot predates them), which `_finish_with_dependents` does.
+# snapshot predates them), which `_complete_with_dependents` does.
 SINGLE_UPSTREAM_COMPLETE_SQL = f"""
 WITH locked AS MATERIALIZED (
     SELECT t.id, t.upstream
@@ -185,7 +175,7 @@ SELECT c.fan_in, (SELECT count(*) FROM done),
 """
 
 
-def _finish_single_upstream(execution: Execution) -> tuple[bool, bool] | None:
+def _complete_single_upstream(execution: Execution) -> tuple[bool, bool] | None:
     """(completed, dependents queued), or None when a dependent also waits for another task run."""
     now = now_ms()
     tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
@@ -214,8 +204,8 @@ def _finish_single_upstream(execution: Execution) -> tuple[bool, bool] | None:
 
 
 @transaction.atomic
-def _finish_with_dependents(execution: Execution) -> tuple[bool, bool]:
-    """`_finish_completed` on PostgreSQL for the agent's hot path, in fewer round trips: one
+def _complete_with_dependents(execution: Execution) -> tuple[bool, bool]:
+    """`_complete_any` on PostgreSQL for the agent's hot path, in fewer round trips: one
     statement finds and locks the task run and its pending dependents (primary-key order, as
     everywhere), one completes it with its event, and the ready dependents are queued with one
     UPDATE and one events insert. Fan-in is as safe as there: the dependents are locked first, and
@@ -230,7 +220,7 @@ def _finish_with_dependents(execution: Execution) -> tuple[bool, bool]:
         .values_list("pk", "status", "upstream", "task_id", "queue", "attempts", "run__status")
     )
     now = now_ms()
-    if not _finish_leaf(execution, now).done:
+    if not _complete_leaf(execution, now).done:
         return False, False
     run = SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id)
     candidates = [
@@ -269,7 +259,7 @@ def _dependents_of(run_id: str, finished_id: str) -> list[str]:
 
 
 @transaction.atomic
-def _finish_completed(
+def _complete_any(
     task_run_id: str, attempt: int, run_id: str, execution: Execution | None
 ) -> tuple[bool, bool]:
     """Completions do not lock the run row, so they proceed in parallel. The task run and its
@@ -319,46 +309,3 @@ def _queue_ready_dependents(run: Run | SimpleNamespace, candidates: list[str]) -
     now = now_ms()
     queued = task_runs_set_status(ready, run, QUEUED, queued_at=now, dispatched_at=now)
     return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in queued]
-
-
-@transaction.atomic
-def _finish_failed(
-    task_run_id: str, attempt: int, run_id: str, exit_code, retryable: bool, note: str
-) -> str | None:
-    run = run_lock(run_id)
-    tr = TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).first()
-    if tr is None:
-        return None
-    now = now_ms()
-    if note:
-        append_log(tr, [note])
-    if retryable and tr.attempts < tr.max_attempts and run.status in OPEN:
-        delay = tr.retry_delay_seconds
-        task_runs_set_status(
-            [tr], run, QUEUED, end_time=now, exit_code=exit_code, agent_id=None, agent_session=None,
-            queued_at=now, dispatched_at=now, not_before=now + timedelta(seconds=delay),
-        )  # fmt: skip
-        send_on_commit([Wakeup(tr.id, tr.queue, tr.attempts, countdown=delay)])
-        return QUEUED
-    task_runs_set_status([tr], run, FAILED, end_time=now, exit_code=exit_code)
-    run_fail(run, now)
-    return FAILED
-
-
-@transaction.atomic
-def recover(*, task_run_id: str, attempt: int, agent_id: str) -> str | None:
-    """An attempt held by an agent process that stopped heartbeating: retried if the task run has
-    attempts left, else failed. Never left `running`. Conditional on the attempt, so an attempt
-    claimed meanwhile by a live process is left alone."""
-    tr = TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).first()
-    if tr is None:
-        return None
-    note = f"[orchestrator] agent {agent_id} stopped responding; attempt {tr.attempts} abandoned"
-    return finish(task_run_id=tr.id, attempt=tr.attempts, ok=False, exit_code=None, note=note)
-
-
-def append_log(tr: TaskRun, lines: list[str]) -> None:
-    now = now_ms()
-    TaskLogLine.objects.bulk_create([TaskLogLine(task_run=tr, at=now, line=line) for line in lines])
-    size = sum(len(line.encode()) + 1 for line in lines)
-    TaskRun.objects.filter(pk=tr.pk).update(log_bytes=F("log_bytes") + size)
