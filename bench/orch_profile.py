@@ -107,7 +107,7 @@ class Counters:
 def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
     from django.db import connection
 
-    from orchestrator.runs import executor, wakeups
+    from orchestrator.runs import command, executor, wakeups
     from orchestrator.runs.models import Run, TaskRun
     from orchestrator.runs.planning import ScheduleOptions
     from orchestrator.runs.services import run_schedule_dag
@@ -135,7 +135,7 @@ def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
     connection._commit = counting_commit
     wakeups.send_now = counting_send
     backend = connection.cursor().connection.info.backend_pid
-    reaper_pid = executor.reaper.proc.pid if executor.reaper.proc else 0
+    reaper_pid = command.reaper.proc.pid if command.reaper.proc else 0
     profiler = cProfile.Profile() if top else None
     before = (os.times(), proc_cpu(backend), proc_cpu(reaper_pid), time.perf_counter())
     with connection.execute_wrapper(counters):

@@ -22,7 +22,7 @@ from shared.api.time import now_ms
 CANDIDATES = 20  # a claim looks this far down the queue before giving its message up
 
 
-def claim_next(
+def task_run_claim_next(
     *, task_run_id: str, attempt: int, agent_id: str, agent_session: str
 ) -> claim.Execution | None:
     """After the message's own task run was not claimed: the queue's best claimable task run, when

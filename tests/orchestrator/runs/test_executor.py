@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.events.models import Event
-from orchestrator.runs import executor
+from orchestrator.runs import executor, transient
 from orchestrator.runs.models import Run, TaskLogLine, TaskRun
 from tests.orchestrator.helpers import put_dag, put_task
 
@@ -141,13 +141,13 @@ def test_transient_database_errors_are_waited_out_and_others_are_not(settings):
             raise OperationalError("server closed the connection unexpectedly")
         return "done"
 
-    assert executor.retry_transient(flaky, what="flaky") == "done" and len(calls) == 3
+    assert transient.retry_transient(flaky, what="flaky") == "done" and len(calls) == 3
 
     def always_down():
         raise OperationalError("connection refused")
 
     with pytest.raises(OperationalError):
-        executor.retry_transient(always_down, what="down", give_up_after=0.6)
+        transient.retry_transient(always_down, what="down", give_up_after=0.6)
 
     def broken():
         calls.append(1)
@@ -155,5 +155,5 @@ def test_transient_database_errors_are_waited_out_and_others_are_not(settings):
 
     calls.clear()
     with pytest.raises(IntegrityError):
-        executor.retry_transient(broken, what="broken")
+        transient.retry_transient(broken, what="broken")
     assert len(calls) == 1
