@@ -41,10 +41,7 @@ from orchestrator.runs.models import (
     Run,
     TaskRun,
 )  # fmt: skip
-from orchestrator.runs.state import (
-    run_complete_if_done,
-    task_runs_set_status,
-)  # fmt: skip
+from orchestrator.runs.state import run_complete_if_done, task_runs_set_status
 from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api.time import now_ms
 from shared.bulkinsert import among
