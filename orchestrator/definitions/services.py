@@ -19,7 +19,8 @@ from orchestrator.definitions.models import (
 )  # fmt: skip
 from orchestrator.definitions.selectors import context_chain
 from orchestrator.definitions.validation import check_id
-from orchestrator.runs.limits import dag_admit_if_waiting, pool_wake
+from orchestrator.runs.pools import pool_wake
+from orchestrator.runs.state import dag_admit_if_waiting
 from shared.api import errors
 from shared.api.time import now_ms
 from shared.locks import lock_name

@@ -11,10 +11,10 @@ off: nothing in the case service uses them, and they only add broker traffic and
 import os
 import socket
 
+from celery import current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from casemgmt.config.celery import app
 from shared.worker import broker_outage_options, run_supervised
 
 
@@ -35,6 +35,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        # The service's Celery app, made current when Django loaded `casemgmt.config` (ops sits below
+        # config in the app layers, so it does not import it).
+        app = current_app._get_current_object()
         argv = [
             "worker", "-Q", options["queues"], "-c", str(options["concurrency"]),
             "-n", f"{options['name']}@{socket.gethostname()}", "-l", options["loglevel"],
