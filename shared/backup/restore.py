@@ -147,6 +147,7 @@ def _extract(path: Path, members: list[Member], target: Path, show_progress: boo
             member = wanted.pop(info.name, None)
             if member is not None:
                 _write_member(member, stream, target, bar)
+        reader.finish()  # the manifest the plan followed is the sealed one; the trailer checks out
     if wanted:
         raise BackupError(f"{path} lacks member(s) its manifest names: {', '.join(sorted(wanted))}")
 

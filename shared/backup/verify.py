@@ -1,5 +1,7 @@
-"""Verifying an archive without restoring it: structure, every member against the manifest (size
-and SHA-256, none missing, none extra), and the database dump read through as a restore would."""
+"""Verifying an archive without restoring it: every byte of the file is covered. The compression
+framing (header compared byte for byte, data and trailer by the format's own checksums, nothing
+after it), the manifest against the seal's SHA-256, every member against the manifest (size and
+SHA-256, none missing, none extra), and the database dump read through as a restore would."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import BinaryIO
 
 from shared.backup.archive import archive_reader, copy_hashed
 from shared.backup.database import dump_check
-from shared.backup.errors import BackupError
+from shared.backup.errors import BackupError, Damaged
 from shared.backup.manifest import DATABASE, Manifest, Member
 from shared.backup.progress import progress_bar
 
@@ -33,8 +35,14 @@ def archive_verify(path: Path, *, show_progress: bool = True) -> Manifest:
             total = sum(member.size for member in reader.manifest.members)
             with progress_bar(total=total, description="verify", enabled=show_progress) as bar:
                 _check_members(reader.members(), result, dump, bar)
+            try:
+                reader.finish()
+            except Damaged as exc:
+                result.problems.append(str(exc))
         if not result.problems:
             _check_dump(result, dump)
+    if len(result.problems) == 1:  # one line, for logs and alerts
+        raise BackupError(f"{path} failed verification: {result.problems[0]}")
     if result.problems:
         raise BackupError(f"{path} failed verification:\n  - " + "\n  - ".join(result.problems))
     return result.manifest
