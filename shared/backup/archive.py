@@ -145,6 +145,9 @@ class ArchiveReader:
         """Once every member was read: the container ends as its checksums say, and the manifest
         is the one the seal names. Raises Damaged."""
         self.stream.drain()
+        self.check_seal()
+
+    def check_seal(self) -> None:
         if self.seal is None:
             if self.manifest.format_version >= 2:
                 raise Damaged(f"damaged: {SEAL} is missing, so {MANIFEST} cannot be checked")

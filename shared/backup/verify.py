@@ -12,7 +12,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import BinaryIO
 
-from shared.backup.archive import archive_reader, copy_hashed
+from shared.backup.archive import ArchiveReader, archive_reader, copy_hashed
 from shared.backup.database import dump_check
 from shared.backup.errors import BackupError, Damaged
 from shared.backup.manifest import DATABASE, Manifest, Member
@@ -35,17 +35,24 @@ def archive_verify(path: Path, *, show_progress: bool = True) -> Manifest:
             total = sum(member.size for member in reader.manifest.members)
             with progress_bar(total=total, description="verify", enabled=show_progress) as bar:
                 _check_members(reader.members(), result, dump, bar)
-            try:
-                reader.finish()
-            except Damaged as exc:
-                result.problems.append(str(exc))
+            _check_end(reader, result)
         if not result.problems:
             _check_dump(result, dump)
-    if len(result.problems) == 1:  # one line, for logs and alerts
-        raise BackupError(f"{path} failed verification: {result.problems[0]}")
-    if result.problems:
-        raise BackupError(f"{path} failed verification:\n  - " + "\n  - ".join(result.problems))
+    if result.problems:  # one line, for logs and alerts
+        raise BackupError(f"{path} failed verification: " + "; ".join(result.problems))
     return result.manifest
+
+
+def _check_end(reader: ArchiveReader, result: Verification) -> None:
+    try:
+        reader.stream.drain()
+    except Damaged as exc:  # the bytes read before are suspect too: this is the one reason to give
+        result.problems = [str(exc)]
+        return
+    try:
+        reader.check_seal()
+    except Damaged as exc:
+        result.problems.append(str(exc))
 
 
 def _check_members(
