@@ -39,13 +39,13 @@ _ZLIB_REASONS = {
 }
 
 
-def compressed_writer(raw: IO[bytes], compression: str) -> IO[bytes]:
+def compressed_writer(raw: IO[bytes], compression: str) -> io.BufferedIOBase:
     """A writer whose output starts with exactly `HEADERS[compression]`."""
     if compression == "gzip":
         return gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9)
     if compression == "bzip2":
         return bz2.BZ2File(raw, "wb", compresslevel=9)
-    return lzma.LZMAFile(raw, "wb", check=lzma.CHECK_CRC64)  # type: ignore[return-value]
+    return lzma.LZMAFile(raw, "wb", check=lzma.CHECK_CRC64)
 
 
 class CheckedStream(io.RawIOBase):
