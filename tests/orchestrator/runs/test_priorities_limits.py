@@ -120,9 +120,13 @@ def test_max_active_runs_is_never_exceeded_by_four_agents(four_agents, api):
     assert not Run.objects.filter(run_id__in=run_ids, waiting=True).exists()
 
 
-def test_pool_slots_are_never_exceeded_by_four_agents(four_agents, api):
+def test_pool_slots_are_never_exceeded_by_four_agents(four_agents, api, tmp_path):
     assert api.put("/api/pools/lim_pool", {"slots": 2}, format="json").status_code == 201
-    put_task(api, "pool_task", "sleep 0.4", queue=four_agents, pool="lim_pool")
+    # The pooled commands wait for a gate file, so the pool stays full until the test opens it: the
+    # free task below can only complete if it does not queue behind the pool (no timing involved).
+    gate = tmp_path / "gate"
+    command = f"until [ -e {gate} ]; do sleep 0.05; done; sleep 0.2"
+    put_task(api, "pool_task", command, queue=four_agents, pool="lim_pool")
     put_task(api, "free_task", "echo free", queue=four_agents)
     pooled = [schedule(api, "/api/schedule-task", {"task_id": "pool_task"}) for _ in range(8)]
     free = schedule(api, "/api/schedule-task", {"task_id": "free_task"})
@@ -130,7 +134,8 @@ def test_pool_slots_are_never_exceeded_by_four_agents(four_agents, api):
     assert state["name"] == "lim_pool" and state["used"] <= 2 and state["used"] + state["queued"] <= 8
     # a task outside the pool is not held up behind the pool's queue
     assert wait_run(api, free)["status"] == "completed"
-    assert TaskRun.objects.filter(run_id__in=pooled, status="completed").count() < 8
+    assert not TaskRun.objects.filter(run_id__in=pooled, status="completed").exists()
+    gate.touch()
     for run_id in pooled:
         assert wait_run(api, run_id)["status"] == "completed"
     intervals = [(tr.start_time, tr.end_time) for tr in TaskRun.objects.filter(run_id__in=pooled)]
