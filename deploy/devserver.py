@@ -33,10 +33,13 @@ ORCH_ENV = dict(
 
 # Procfile process -> (options whose value changes, arguments added). One case web worker: the
 # embedded default's channel layer lives in the process's memory, so WebSocket groups only reach
-# the clients of the process that sends. Beat runs inside the workers: no process of its own.
+# the clients of the process that sends. Beat runs inside the workers: no process of its own. The
+# case worker also consumes the bulk queue (outbound mail, casemgmt.config.settings.local), taking
+# from each queue in turn.
+CASE_QUEUES = "case.default,case.bulk"
 EMBEDDED: dict[str, tuple[dict[str, str], list[str]]] = {
     "case-web": ({"--port": CASE_PORT, "--workers": "1"}, []),
-    "case-worker": ({}, ["--beat"]),
+    "case-worker": ({"--queues": CASE_QUEUES}, ["--beat"]),
     "orch-web": ({"--port": ORCH_PORT}, []),
     "orch-agent": ({}, ["--beat"]),
 }
