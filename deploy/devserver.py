@@ -1,13 +1,17 @@
 """`make run`: both services on the embedded default (SQLite, filesystem broker), in the foreground.
 
-Starts the case service on :8000 and the orchestrator on :3000 (daphne), a Celery worker for each
-(with beat embedded, for periodic jobs), prefixes every output line with its process name, and stops
-everything on Ctrl-C.
+Starts the production processes of deploy/Procfile, with the commands read from it so the two
+cannot drift: the case web (uvicorn) on :8000, the orchestrator web (`shared.web.daphne`) on
+:3000, the case worker and an orchestrator agent, each with beat embedded for periodic jobs.
+`EMBEDDED` lists the only changes made to a Procfile command. Every output line is prefixed with
+its process name, and Ctrl-C stops everything.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -16,6 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PROCFILE = ROOT / "deploy" / "Procfile"
 PY = sys.executable
 CASE_PORT = os.environ.get("CASE_PORT", "8000")
 ORCH_PORT = os.environ.get("ORCH_PORT", "3000")
@@ -26,12 +31,50 @@ ORCH_ENV = dict(
     ENV, DJANGO_SETTINGS_MODULE=os.environ.get("ORCH_SETTINGS", "orchestrator.config.settings.local")
 )
 
-PROCESSES = [
-    ("case-web", CASE_ENV, [PY, "-m", "daphne", "-b", "0.0.0.0", "-p", CASE_PORT, "casemgmt.config.asgi:application"]),
-    ("case-worker", CASE_ENV, [PY, "manage_case.py", "run_worker", "--queues", "case.default", "--beat"]),
-    ("orch-web", ORCH_ENV, [PY, "-m", "daphne", "-b", "0.0.0.0", "-p", ORCH_PORT, "orchestrator.config.asgi:application"]),
-    ("orch-worker", ORCH_ENV, [PY, "manage_orch.py", "run_agent", "--queues", "default", "--beat"]),
-]  # fmt: skip
+# Procfile process -> (options whose value changes, arguments added). One case web worker: the
+# embedded default's channel layer lives in the process's memory, so WebSocket groups only reach
+# the clients of the process that sends. Beat runs inside the workers: no process of its own. The
+# case worker also consumes the bulk queue (outbound mail, casemgmt.config.settings.local), taking
+# from each queue in turn.
+CASE_QUEUES = "case.default,case.bulk"
+EMBEDDED: dict[str, tuple[dict[str, str], list[str]]] = {
+    "case-web": ({"--port": CASE_PORT, "--workers": "1"}, []),
+    "case-worker": ({"--queues": CASE_QUEUES}, ["--beat"]),
+    "orch-web": ({"--port": ORCH_PORT}, []),
+    "orch-agent": ({}, ["--beat"]),
+}
+# Programs the Procfile names, run with this interpreter (`make run` needs no PATH set up).
+MODULES = {"python": [PY], "uvicorn": [PY, "-m", "uvicorn"], "celery": [PY, "-m", "celery"]}
+
+
+def procfile() -> dict[str, str]:
+    lines = PROCFILE.read_text().splitlines()
+    entries = (line.split(":", 1) for line in lines if line.strip() and not line.startswith("#"))
+    return {name.strip(): command.strip() for name, command in entries}
+
+
+def command(line: str, env: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """A Procfile line as (its environment assignments, its arguments), with the shell's
+    `${NAME:-default}` taken from `env` as the shell would."""
+    line = re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: env.get(m[1]) or m[2], line)
+    words = shlex.split(line)
+    assigned = {}
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+        name, _, value = words.pop(0).partition("=")
+        assigned[name] = value
+    return assigned, MODULES.get(words[0], words[:1]) + words[1:]
+
+
+def process(name: str) -> tuple[dict[str, str], list[str]]:
+    """(environment, arguments) of one Procfile process as `make run` starts it."""
+    base = CASE_ENV if name.startswith("case-") else ORCH_ENV
+    assigned, args = command(procfile()[name], base)
+    changed, added = EMBEDDED[name]
+    for option, value in changed.items():
+        if option not in args:  # the Procfile changed shape: say so rather than run something else
+            raise SystemExit(f"deploy/Procfile's {name} has no {option}; update deploy/devserver.py")
+        args[args.index(option) + 1] = value
+    return dict(base, **assigned), args + added
 
 
 def setup() -> None:
@@ -72,7 +115,8 @@ def pump(name: str, stream) -> None:
 def main() -> int:
     setup()
     children: list[subprocess.Popen] = []
-    for name, env, args in PROCESSES:
+    for name in EMBEDDED:
+        env, args = process(name)
         proc = subprocess.Popen(
             args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
         )

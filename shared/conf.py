@@ -60,6 +60,25 @@ def logging_config(level: str = "INFO", *, json_logs: bool = False) -> dict[str,
     }
 
 
+# How often a worker on the embedded filesystem broker looks for work when it found none, or when
+# its prefetch limit (one message per pool process) is full. kombu's default, 1 s, paced a worker
+# at about two jobs a second whatever they cost: it slept a whole second each time both processes
+# were busy, however short their jobs, and an erasure waited 54 s behind 110 welcome emails
+# (bench/embedded_queue.py; docs/benchmarks.md). An idle poll lists one small folder per queue.
+FILESYSTEM_BROKER_POLL_SECONDS = 0.05
+
+
+def broker_transport(broker_url: str) -> str | None:
+    """Our subclasses of kombu's transports: Redis's reusing its clients and surviving the loss of
+    its connection (shared/broker.py); the filesystem's writing and claiming messages atomically
+    (shared/embedded_broker.py). None lets the URL choose."""
+    if broker_url.startswith(("redis://", "rediss://")):
+        return "shared.broker:Transport"
+    if broker_url.startswith("filesystem://"):
+        return "shared.embedded_broker:Transport"
+    return None
+
+
 def broker_transport_options(broker_url: str, local_folder: Path) -> dict[str, Any]:
     """Celery broker transport options. The embedded filesystem broker keeps every file it writes
     (queued messages, processed ones, and the `control/*.exchange` tables that route broadcasts)
@@ -74,6 +93,7 @@ def broker_transport_options(broker_url: str, local_folder: Path) -> dict[str, A
             "processed_folder": str(local_folder / "processed"),
             "control_folder": str(local_folder / "control"),
             "store_processed": False,
+            "polling_interval": FILESYSTEM_BROKER_POLL_SECONDS,
         }
     if broker_url.startswith(("redis://", "rediss://")):
         return {"global_keyprefix": isolation_prefix(), "visibility_timeout": 3600}

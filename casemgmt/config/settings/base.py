@@ -77,11 +77,7 @@ REDIS_URL = env.str("CASE_REDIS_URL", default="")
 CELERY_DEFAULT_QUEUE = "case.default"
 CELERY_BROKER_URL = env.str("CASE_BROKER_URL", default=f"{REDIS_URL}/0" if REDIS_URL else "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
-# kombu's Redis transport, reusing its Redis clients and surviving the loss of its connection
-# (shared/broker.py); None lets the URL choose (the embedded filesystem broker).
-CELERY_BROKER_TRANSPORT: str | None = None
-if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    CELERY_BROKER_TRANSPORT = "shared.broker:Transport"
+CELERY_BROKER_TRANSPORT = conf.broker_transport(CELERY_BROKER_URL)
 CELERY_TASK_DEFAULT_QUEUE = CELERY_DEFAULT_QUEUE
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

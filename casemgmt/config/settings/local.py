@@ -23,3 +23,12 @@ EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends
 if not FIELD_ENCRYPTION_KEYS:
     # Embedded default only: connector configurations stored locally are not protected by it.
     FIELD_ENCRYPTION_KEYS = ["bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ="]
+
+# Outbound mail (welcome emails, task notifications) on a queue of its own, which `make run`'s
+# worker consumes beside the default one, taking from each in turn: a burst of mail (a user import
+# sends one welcome email per user) no longer holds up an erasure or an agent step queued behind it
+# (one waited 54 s behind 110 welcome emails). Production sets these queues through the same
+# variables, for its own workers.
+BULK_QUEUE = "case.bulk"
+ACCOUNTS_EMAIL_QUEUE = env.str("CASE_ACCOUNTS_EMAIL_QUEUE", default=BULK_QUEUE)
+NOTIFICATIONS_QUEUE = env.str("CASE_NOTIFICATIONS_QUEUE", default=BULK_QUEUE)

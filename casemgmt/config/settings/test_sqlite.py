@@ -29,7 +29,7 @@ DATABASES = {
     )
 }
 CELERY_BROKER_URL = "filesystem://"
-CELERY_BROKER_TRANSPORT = None  # base.py picks the Redis transport when CASE_REDIS_URL is set
+CELERY_BROKER_TRANSPORT = conf.broker_transport(CELERY_BROKER_URL)  # not the Redis one base.py may pick
 CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
 CACHES = {
     "default": {

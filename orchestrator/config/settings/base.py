@@ -68,8 +68,7 @@ REDIS_URL = env.str("ORCH_REDIS_URL", default="")
 CELERY_DEFAULT_QUEUE = "orch.control"
 CELERY_BROKER_URL = env.str("ORCH_BROKER_URL", default=f"{REDIS_URL}/3" if REDIS_URL else "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
-if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    CELERY_BROKER_TRANSPORT = "shared.broker:Transport"  # kombu's, reusing its Redis clients
+CELERY_BROKER_TRANSPORT = conf.broker_transport(CELERY_BROKER_URL)
 CELERY_TASK_DEFAULT_QUEUE = CELERY_DEFAULT_QUEUE
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

@@ -33,6 +33,7 @@ DATABASES = {
     )
 }
 CELERY_BROKER_URL = "filesystem://"
+CELERY_BROKER_TRANSPORT = conf.broker_transport(CELERY_BROKER_URL)
 CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
 CACHES = {
     "default": {

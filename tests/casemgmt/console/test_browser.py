@@ -1,5 +1,5 @@
 """A case worker's flows in a real chromium (Selenium with Debian's chromedriver), offline, against
-daphne (HTTP and the `/ws` WebSocket on one port), as `make run` serves the console. One browser
+daphne (HTTP and the `/ws` WebSocket on one port, as `make run`'s uvicorn serves the console). One browser
 per module; each test signs in afresh."""
 
 from __future__ import annotations
