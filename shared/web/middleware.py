@@ -97,4 +97,3 @@ class ClientAddressMiddleware(SyncAndAsyncMiddleware):
     def before(self, request: HttpRequest) -> None:
         if "PEER_ADDR" not in request.META:
             resolve_into(request)
-        return None

@@ -67,7 +67,7 @@ def test_a_due_fire_time_makes_one_run_and_moves_the_cursor(dag):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "catchup, max_catchup, expected_offsets",
+    ("catchup", "max_catchup", "expected_offsets"),
     [
         ("none", 10, []),  # ten missed hours, the latest 30 minutes old: past the grace, skipped
         ("latest", 10, [10]),  # only the most recent missed one
