@@ -164,7 +164,7 @@ def _prepare(db: sqlite3.Connection, tenant: str, walls: _Walls) -> None:
             f'CREATE TEMP VIEW "{walls.hidden[view]}" AS SELECT {select} {SOURCES[view].format(tenant=tenant)}'
         )
         db.execute(
-            f'CREATE TEMP VIEW {view} AS SELECT {", ".join(VIEWS[view])} FROM temp."{walls.hidden[view]}"'
+            f'CREATE TEMP VIEW {view} AS SELECT {", ".join(VIEWS[view])} FROM temp."{walls.hidden[view]}"'  # noqa: S608 - view and column names from code
         )
     db.execute("PRAGMA query_only = ON")
     db.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
