@@ -183,7 +183,8 @@ class Reaper:
             alive = self.owner == os.getpid() and self.proc is not None and self.proc.poll() is None
             if not alive or self.fd is None:
                 self._start()
-            assert self.fd is not None
+            if self.fd is None:
+                raise RuntimeError("the log stream has a file once started")
             return self.fd
 
     def _start(self) -> None:

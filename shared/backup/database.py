@@ -153,7 +153,8 @@ def _postgresql_snapshot(database: Database, dump_path: Path) -> Iterator[Snapsh
         connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         connection.read_only = True
         row = connection.execute("SELECT pg_export_snapshot()").fetchone()
-        assert row is not None
+        if row is None:
+            raise RuntimeError("pg_export_snapshot returns one row")
         # Uncompressed custom format: the archive's own compression applies once, and pg_restore
         # can still list and load it selectively.
         args = [_tool("pg_dump"), "--format=custom", "--compress=0", f"--snapshot={row[0]}"]
