@@ -10,7 +10,7 @@ from django.db import transaction
 
 from casemgmt.audit.services import record
 from casemgmt.connectors import crypto
-from casemgmt.connectors.base import Action, Connector
+from casemgmt.connectors.base import Action, Connector, ConnectorError
 from casemgmt.connectors.inputs import InputProblems, prepared_inputs, type_problem
 from casemgmt.connectors.invocation import Call, Outcome, invoke, tenant_config
 from casemgmt.connectors.models import ConnectorConfig, Invocation
@@ -158,7 +158,7 @@ def connector_test(
 def _dry_run(connector: Connector, user: User, prepared: dict[str, Any]) -> dict[str, Any]:
     try:
         _, secrets = tenant_config(connector, _tenant(user))
-    except Exception:
+    except ConnectorError:  # not configured (or undecryptable): there is no secret to scrub
         secrets = ()
     return {"success": True, "result": {"resolved": scrub_value(prepared, secrets)}, "error": None}
 

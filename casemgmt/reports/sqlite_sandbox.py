@@ -106,7 +106,7 @@ def run_readonly(*, tenant_id: Any, sql: str) -> QueryResult:
         translated = translate(sql, now=timezone.now())
     except ApplicationError:
         raise
-    except Exception as exc:  # what could not be translated never runs
+    except Exception as exc:  # noqa: BLE001 - what could not be translated never runs
         raise refuse(f"it could not be translated for SQLite ({exc.__class__.__name__})") from None
     return execute(tenant_id=tenant_id, sql=translated.sql, names=translated.names, kinds=translated.kinds)
 

@@ -66,7 +66,7 @@ class Database:
     def from_url(cls, url: str) -> Database:
         try:
             config = environ.Env.db_url_config(url)
-        except Exception as exc:  # django-environ raises several types for a malformed URL
+        except Exception as exc:  # noqa: BLE001 - django-environ raises several types for a malformed URL
             raise BackupError(f"the target database URL is not valid: {exc}") from None
         return cls.from_settings(config)
 

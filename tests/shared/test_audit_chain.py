@@ -59,7 +59,7 @@ def test_eight_concurrent_writers_leave_one_linear_chain():
             for _ in range(10):
                 with transaction.atomic():
                     append(tenant)
-        except Exception as exc:  # surfaced by the assertion below
+        except Exception as exc:  # noqa: BLE001 - surfaced by the assertion below
             failures.append(exc)
         finally:
             connections.close_all()

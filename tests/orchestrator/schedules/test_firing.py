@@ -190,7 +190,7 @@ def test_concurrent_ticks_fire_each_fire_time_exactly_once(dag, caplog):
             barrier.wait()
             for step in range(3):
                 made.append(schedules_tick(now=first + (4 + step) * HOUR, ticker=name))
-        except BaseException as exc:  # reported by the main thread
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             failures.append(exc)
         finally:
             connection.close()

@@ -67,7 +67,7 @@ def test_fires_of_a_limited_dag_beside_its_puts_and_cancels_never_deadlock(api, 
         try:
             barrier.wait(timeout=30)
             work()
-        except BaseException as exc:  # reported by the main thread
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             failures.append(exc)
         finally:
             connection.close()
