@@ -5,6 +5,7 @@ the command (SIGTERM, SIGKILL after a grace period)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -160,10 +161,8 @@ class LineReader:
 
 
 def _killpg(proc: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class Reaper:
@@ -222,10 +221,9 @@ class Reaper:
         with self.lock:
             self.groups.discard(pgid)
             if self.owner == os.getpid() and self.fd is not None:
-                try:
+                # The reaper died (OSError): its replacement will not learn this group.
+                with contextlib.suppress(OSError):
                     os.write(self.fd, b"-%d\n" % pgid)
-                except OSError:  # the reaper died: its replacement will not learn this group
-                    pass
 
 
 reaper = Reaper()
@@ -387,10 +385,8 @@ class CommandRunner:
 
 def _reset_connection() -> None:
     """A connection that failed is dropped, so the next query connects afresh."""
-    try:
+    with contextlib.suppress(TRANSIENT):
         connection.close()
-    except TRANSIENT:
-        pass
 
 
 def _tolerate(fn, what: str):
