@@ -156,9 +156,12 @@ def test_trigger_refuses_update_and_delete(chain_tenant):
         "UPDATE audit_auditevent SET actor = 'x' WHERE id = %s",
         "DELETE FROM audit_auditevent WHERE id = %s",
     ):
-        with pytest.raises(DatabaseError, match="append-only"):
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(statement, [event.id])
+        with (
+            pytest.raises(DatabaseError, match="append-only"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(statement, [event.id])
     assert AuditEvent.objects.get(pk=event.pk).actor == "u1"
 
 
