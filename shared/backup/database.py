@@ -108,7 +108,7 @@ def _tool(name: str) -> str:
 
 
 def _run(args: list[str], database: Database, what: str) -> str:
-    result = subprocess.run(args, env=database.pg_env(), capture_output=True, text=True, check=False)
+    result = subprocess.run(args, env=database.pg_env(), capture_output=True, text=True, check=False)  # noqa: S603 - PostgreSQL client tools, an argument list
     if result.returncode != 0:
         raise BackupError(f"{what} failed: {result.stderr.strip() or result.stdout.strip()}")
     return result.stdout
@@ -116,7 +116,7 @@ def _run(args: list[str], database: Database, what: str) -> str:
 
 def tool_version(name: str) -> tuple[int, str]:
     """Major version and full text of a PostgreSQL client tool, e.g. (15, 'pg_dump (PostgreSQL) 15.20')."""
-    text = subprocess.run(
+    text = subprocess.run(  # noqa: S603 - PostgreSQL client tools, an argument list
         [_tool(name), "--version"], capture_output=True, text=True, check=False
     ).stdout.strip()
     found = re.search(r"(\d+)(?:\.\d+)?", text)
@@ -189,7 +189,7 @@ def dump_check(vendor: str, dump_path: Path) -> None:
     """Reads the whole dump as a restore would: a cut-off or garbled dump fails here."""
     if vendor == POSTGRESQL:
         args = [_tool("pg_restore"), "--file", os.devnull, str(dump_path)]
-        result = subprocess.run(args, capture_output=True, text=True, check=False)
+        result = subprocess.run(args, capture_output=True, text=True, check=False)  # noqa: S603 - PostgreSQL client tools, an argument list
         if result.returncode != 0:
             raise BackupError(f"the database dump is not valid: {result.stderr.strip()}")
         return
