@@ -325,7 +325,7 @@ class CommandRunner:
             self.sink.add(f"[orchestrator] environment variable(s) {names} may not be set by a run; left out")
         return values
 
-    def _supervise(self, proc: subprocess.Popen) -> Outcome:
+    def _supervise(self, proc: subprocess.Popen) -> Outcome:  # noqa: C901 - one poll loop; its timers (deadline, cancel, kill) share state
         ex = self.execution
         reader = LineReader(proc.stdout)
         started = time.monotonic()
