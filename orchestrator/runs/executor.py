@@ -385,7 +385,7 @@ class CommandRunner:
 
 def _reset_connection() -> None:
     """A connection that failed is dropped, so the next query connects afresh."""
-    with contextlib.suppress(TRANSIENT):
+    with contextlib.suppress(*TRANSIENT):
         connection.close()
 
 

@@ -33,7 +33,7 @@ class RunIdField(serializers.CharField):
 
 
 class ScheduleCommon(serializers.Serializer):
-    context = serializers.CharField(required=False, allow_null=True, help_text="Context id.")
+    context = serializers.CharField(required=False, allow_null=True, help_text="Context id.")  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     env_vars = serializers.DictField(
         child=serializers.CharField(),
         required=False,
@@ -156,7 +156,7 @@ class RunOut(serializers.Serializer):
 
 
 class RunDetailOut(RunOut):
-    context = serializers.DictField(child=serializers.CharField())
+    context = serializers.DictField(child=serializers.CharField())  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     versions = serializers.DictField(
         child=serializers.IntegerField(),
         help_text="{task_id: version}: the definition versions the run executes.",

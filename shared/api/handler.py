@@ -87,7 +87,7 @@ def to_application_error(exc: Exception) -> errors.ApplicationError | None:  # n
         logger.warning("backing service unavailable: %s", exc)
         return errors.ServiceUnavailable()
     if isinstance(exc, drf.Throttled):
-        return errors.RateLimited(retry_after=int(exc.wait or 1))
+        return errors.RateLimited(retry_after=int(exc.wait or 1))  # type: ignore[attr-defined]  # DRF sets Throttled.wait in __init__; the stubs omit it
     if isinstance(exc, drf.NotAcceptable):
         return errors.ApplicationError(str(exc.detail), code="not_acceptable")
     if isinstance(exc, drf.APIException):

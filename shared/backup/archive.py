@@ -71,7 +71,7 @@ class ArchiveWriter:
         already written, promises that digest)."""
         reader = HashingReader(source, progress)
         try:
-            self.tar.addfile(_info(name, size), reader)  # type: ignore[arg-type]
+            self.tar.addfile(_info(name, size), reader)
         except OSError as exc:  # tarfile's "unexpected end of data": the file shrank
             raise BackupError(f"{name} could not be copied whole: {exc}") from None
         if reader.hexdigest() != sha256:

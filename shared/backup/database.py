@@ -161,7 +161,7 @@ def _postgresql_snapshot(database: Database, dump_path: Path) -> Iterator[Snapsh
         _run([*args, "--file", str(dump_path), *database.pg_args()], database, "pg_dump")
 
         def query(sql: str) -> list[tuple[Any, ...]]:
-            return list(connection.execute(sql).fetchall())  # type: ignore[arg-type]
+            return list(connection.execute(sql).fetchall())
 
         yield Snapshot(query=query, server_version=str(server), dump_tool=tool_text)
         connection.rollback()
