@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.audit import checkpoints, selectors, services
 from casemgmt.audit.exports import export_response
 from casemgmt.audit.models import AuditEvent
@@ -44,7 +45,11 @@ class ExportNegotiation(DefaultContentNegotiation):
 
 
 def paged(
-    request: Request, events: QuerySet[AuditEvent], *, default_limit: int = 50, max_limit: int = 500
+    request: AuthenticatedRequest,
+    events: QuerySet[AuditEvent],
+    *,
+    default_limit: int = 50,
+    max_limit: int = 500,
 ) -> Response:
     page = get_page(request.query_params, default_limit=default_limit, max_limit=max_limit)
     total = events.count()
@@ -93,7 +98,7 @@ class CaseEventListApi(APIView):
     required = {"GET": ("cases:read", "audit:read")}
 
     @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
-    def get(self, request: Request, case_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, case_id: UUID) -> Response:
         case = access_case(user=request.user, case_id=case_id)
         return paged(request, selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id))
 
@@ -102,7 +107,7 @@ class CaseEventVerifyApi(APIView):
     OutputSerializer = openapi.CaseVerifyOut
     required = {"POST": "audit:read"}  # verifying needs only audit:read (there is no audit:verify)
 
-    def post(self, request: Request, case_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: UUID) -> Response:
         case = access_case(user=request.user, case_id=case_id)
         events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
         result = services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
@@ -116,7 +121,7 @@ class CaseEventExportApi(APIView):
     required = {"GET": "audit:read"}
 
     @extend_schema(responses=EXPORT_RESPONSES, parameters=[FORMAT_PARAMETER])
-    def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
+    def get(self, request: AuthenticatedRequest, case_id: UUID) -> StreamingHttpResponse:
         fmt = selectors.export_format(request.query_params)
         case = access_case(user=request.user, case_id=case_id)
         services.audit_record_export(
@@ -140,7 +145,7 @@ class AuditListApi(APIView):
             query("resource", TEXT, "exact resource, or a prefix ending in *"),
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return paged(
             request, selectors.audit_list(tenant_id=request.user.tenant_id, params=request.query_params)
         )
@@ -161,10 +166,10 @@ class AuditVerifyChainApi(APIView):
             )
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         from_checkpoint = verify_from_checkpoint(request.query_params.get("from"))
         result, report = checkpoints.verify_tenant_chain_checkpointed(
-            tenant_id=request.user.tenant_id, from_checkpoint=from_checkpoint
+            tenant_id=request.user.member_tenant_id, from_checkpoint=from_checkpoint
         )
         services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
         return Response(chain_verify_out(result, report))
@@ -177,7 +182,7 @@ class AuditCheckpointListApi(APIView):
     required = {"GET": "admin:audit"}
 
     @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         rows = selectors.checkpoint_list(tenant_id=request.user.tenant_id)
         total = rows.count()
@@ -193,7 +198,7 @@ class AuditCheckpointKeysApi(APIView):
     OutputSerializer = CheckpointKeysOut
     required = {"GET": "admin:audit"}
 
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return Response({"keys": checkpoints.policy().keyring.public_keys_out()})
 
 
@@ -210,7 +215,7 @@ class AuditExportApi(APIView):
             query("end_date", TIMESTAMP_OR_DATE, "events at or before (a bare date: that whole day)"),
         ],
     )
-    def get(self, request: Request) -> StreamingHttpResponse:
+    def get(self, request: AuthenticatedRequest) -> StreamingHttpResponse:
         params = request.query_params
         fmt = selectors.export_format(params)
         events = selectors.events_in_range(

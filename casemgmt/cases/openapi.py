@@ -40,7 +40,7 @@ class _CaseBase(serializers.Serializer):
 
 
 class CaseOut(_CaseBase):
-    data = serializers.JSONField()
+    data = serializers.JSONField()  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
 
 
 class _StepOut(serializers.Serializer):
@@ -68,7 +68,7 @@ class CaseListItemOut(_CaseBase):
 
 
 class CasePageOut(serializers.Serializer):
-    data = CaseListItemOut(many=True)
+    data = CaseListItemOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
@@ -83,7 +83,7 @@ class SearchHitOut(serializers.Serializer):
 
 
 class SearchPageOut(serializers.Serializer):
-    data = SearchHitOut(many=True)
+    data = SearchHitOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
@@ -119,7 +119,7 @@ class AuditEventOut(serializers.Serializer):
 
 
 class AuditPageOut(serializers.Serializer):
-    data = AuditEventOut(many=True)
+    data = AuditEventOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
@@ -130,7 +130,7 @@ class CaseVerifyOut(serializers.Serializer):
     entriesChecked = serializers.IntegerField()
     redactedEntries = serializers.IntegerField()
     firstInvalidEntry = serializers.UUIDField(allow_null=True)
-    errors = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
 
 
 class _EntryOut(serializers.Serializer):
@@ -141,7 +141,7 @@ class _EntryOut(serializers.Serializer):
 
 
 class CheckpointPageOut(serializers.Serializer):
-    data = CheckpointOut(many=True)
+    data = CheckpointOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
@@ -153,5 +153,5 @@ class ChainVerifyOut(serializers.Serializer):
     last_entry = _EntryOut(allow_null=True)
     redacted_entries = serializers.IntegerField()
     first_invalid_entry = _EntryOut(allow_null=True)
-    errors = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     checkpoints = CheckpointReportOut()

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy import selectors, services
 from casemgmt.tenancy.defaults import DEFAULT_COLORS
@@ -67,10 +68,10 @@ class BrandingApi(APIView):
                 raise serializers.ValidationError("Must be an http or https URL.")
             return value or ""
 
-    def get(self, request: Request) -> Response:
-        return Response(branding_out(selectors.branding_of(tenant_id=request.user.tenant_id)))
+    def get(self, request: AuthenticatedRequest) -> Response:
+        return Response(branding_out(selectors.branding_of(tenant_id=request.user.member_tenant_id)))
 
-    def put(self, request: Request) -> Response:
+    def put(self, request: AuthenticatedRequest) -> Response:
         # decision: PUT accepts any subset of the four fields; the others keep their value.
         data = self.InputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
@@ -83,7 +84,9 @@ class BrandingApi(APIView):
         for api_name, stored in (("primaryColor", "primary"), ("secondaryColor", "secondary")):
             if api_name in values:
                 changes["colors"][stored] = values[api_name].lower()
-        branding = services.branding_update(tenant=request.user.tenant, actor=request.user, changes=changes)
+        branding = services.branding_update(
+            tenant=request.user.member_tenant, actor=request.user, changes=changes
+        )
         return Response(branding_out(branding))
 
 
@@ -97,16 +100,16 @@ class TerminologyApi(APIView):
         {key: StrictCharField(min_length=1, max_length=50) for key in DEFAULT_TERMINOLOGY},
     )
 
-    def get(self, request: Request) -> Response:
-        return Response(selectors.terminology_of(tenant_id=request.user.tenant_id))
+    def get(self, request: AuthenticatedRequest) -> Response:
+        return Response(selectors.terminology_of(tenant_id=request.user.member_tenant_id))
 
-    def put(self, request: Request) -> Response:
+    def put(self, request: AuthenticatedRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.terminology_replace(
-            tenant=request.user.tenant, actor=request.user, labels=dict(data.validated_data)
+            tenant=request.user.member_tenant, actor=request.user, labels=dict(data.validated_data)
         )
-        return Response(selectors.terminology_of(tenant_id=request.user.tenant_id))
+        return Response(selectors.terminology_of(tenant_id=request.user.member_tenant_id))
 
 
 class TenantSettingsApi(APIView):
@@ -116,18 +119,18 @@ class TenantSettingsApi(APIView):
         # null: new cases without slaHours of their own use the service default
         defaultSlaHours = StrictIntegerField(min_value=1, max_value=DEFAULT_SLA_HOURS_MAX, allow_null=True)
 
-    def get(self, request: Request) -> Response:
-        return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
+    def get(self, request: AuthenticatedRequest) -> Response:
+        return Response(selectors.tenant_settings_of(tenant_id=request.user.member_tenant_id))
 
-    def put(self, request: Request) -> Response:
+    def put(self, request: AuthenticatedRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.tenant_settings_update(
-            tenant=request.user.tenant,
+            tenant=request.user.member_tenant,
             actor=request.user,
             default_sla_hours=data.validated_data["defaultSlaHours"],
         )
-        return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
+        return Response(selectors.tenant_settings_of(tenant_id=request.user.member_tenant_id))
 
 
 @extend_schema_field(
@@ -168,15 +171,15 @@ class ThemeListCreateApi(APIView):
     InputSerializer = ThemeInputSerializer
 
     @extend_schema(responses=LIST_OF_OBJECTS)
-    def get(self, request: Request) -> Response:
-        return Response([theme_out(t) for t in selectors.theme_list(tenant_id=request.user.tenant_id)])
+    def get(self, request: AuthenticatedRequest) -> Response:
+        return Response([theme_out(t) for t in selectors.theme_list(tenant_id=request.user.member_tenant_id)])
 
     @extend_schema(responses={201: OpenApiTypes.OBJECT})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         theme = services.theme_create(
-            tenant=request.user.tenant,
+            tenant=request.user.member_tenant,
             actor=request.user,
             name=data.validated_data["name"],
             css_variables=data.validated_data["cssVariables"],
@@ -189,8 +192,8 @@ class ThemeDetailApi(APIView):
     required = {"PUT": "admin:tenant", "DELETE": "admin:tenant"}
     InputSerializer = ThemeInputSerializer
 
-    def put(self, request: Request, theme_id) -> Response:
-        theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
+    def put(self, request: AuthenticatedRequest, theme_id) -> Response:
+        theme = selectors.theme_get(tenant_id=request.user.member_tenant_id, theme_id=theme_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         theme = services.theme_update(
@@ -202,8 +205,8 @@ class ThemeDetailApi(APIView):
         )
         return Response(theme_out(theme))
 
-    def delete(self, request: Request, theme_id) -> Response:
-        theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
+    def delete(self, request: AuthenticatedRequest, theme_id) -> Response:
+        theme = selectors.theme_get(tenant_id=request.user.member_tenant_id, theme_id=theme_id)
         services.theme_delete(theme=theme, actor=request.user)
         return Response(status=204)
 
@@ -235,9 +238,9 @@ class ActivityApi(APIView):
             )
         ],
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
-        events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
+        events = selectors.activity(tenant_id=request.user.member_tenant_id, limit=limit)
         with_changes = has_permission(request.user.get_permission_strings(), "audit:read")
         return Response([activity_out(e, with_changes=with_changes) for e in events])
 
