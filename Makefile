@@ -46,6 +46,7 @@ lint: install
 	$(VENV)/bin/lint-imports
 	DJANGO_SETTINGS_MODULE=casemgmt.config.settings.test $(VENV)/bin/mypy --cache-dir .mypy_cache/case casemgmt shared
 	DJANGO_SETTINGS_MODULE=orchestrator.config.settings.test $(VENV)/bin/mypy --cache-dir .mypy_cache/orch orchestrator shared
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf var/ .pytest_cache

@@ -14,9 +14,10 @@ GOALS = {"create": ("create", 0.35), "read": ("read", 0.65), "list": ("read", 0.
 
 def parse(path: str) -> dict[tuple[str, str], dict[str, float]]:
     rows = {}
-    for line in open(path):
-        mode, phase = line.split()[:2]
-        rows[(mode, phase)] = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", line)}
+    with open(path) as lines:
+        for line in lines:
+            mode, phase = line.split()[:2]
+            rows[(mode, phase)] = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", line)}
     return rows
 
 

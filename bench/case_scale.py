@@ -27,6 +27,7 @@ table; raw figures go to var/bench-case-scale.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -350,10 +351,8 @@ def server_rss_mb(proc: subprocess.Popen) -> float:
     root = psutil.Process(proc.pid)
     total = 0
     for p in [root, *root.children(recursive=True)]:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             total += p.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
     return round(total / 2**20, 1)
 
 

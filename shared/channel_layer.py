@@ -55,5 +55,5 @@ async def retrying(
                 raise
             delay = first_delay * 2 ** (attempt - 1)
             logger.warning("%s failed (%s); try %d of %d in %.2fs", what, exc, attempt + 1, attempts, delay)
-            await asyncio.sleep(delay * random.uniform(0.5, 1.5))
+            await asyncio.sleep(delay * random.uniform(0.5, 1.5))  # noqa: S311 - retry jitter, not a secret
     raise AssertionError("unreachable")

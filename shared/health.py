@@ -22,7 +22,7 @@ def probe_database(alias: str = "default") -> Probe:
         with connections[alias].cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
-    except Exception as exc:  # any driver error means "not ready"
+    except Exception as exc:  # noqa: BLE001 - any driver error means "not ready"
         return Probe(False, (time.perf_counter() - started) * 1000, type(exc).__name__)
     return Probe(True, (time.perf_counter() - started) * 1000)
 
@@ -44,7 +44,7 @@ def probe_broker(timeout: float = 1.0) -> Probe:
             )
             client.ping()
             client.close()
-        except Exception as exc:  # connection refused, timeout, auth...
+        except Exception as exc:  # noqa: BLE001 - connection refused, timeout, auth...
             return Probe(False, (time.perf_counter() - started) * 1000, type(exc).__name__)
         return Probe(True, (time.perf_counter() - started) * 1000)
     return Probe(True, 0.0)

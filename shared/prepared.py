@@ -33,7 +33,7 @@ EXPLICIT_ONLY = 2**62
 class PreparingCursor(psycopg.Cursor):
     """Server-side parameters, every statement prepared on its connection."""
 
-    def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[override]
+    def execute(self, query, params=None, *, prepare=None, binary=None):
         return super().execute(query, params, prepare=True, binary=binary)
 
 

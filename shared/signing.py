@@ -22,7 +22,7 @@ import time
 
 PREFIX = "sha256="
 STANDARD_VERSION = "v1"
-STANDARD_SECRET_PREFIX = "whsec_"
+STANDARD_SECRET_PREFIX = "whsec_"  # noqa: S105 - a key prefix, not a secret
 
 
 def _key(secret: str | bytes) -> bytes:

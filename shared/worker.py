@@ -83,4 +83,4 @@ def restart(code: int, *, label: str, uptime: float) -> None:
     sys.stderr.flush()
     time.sleep(delay)  # no tight loop should the new start fail the same way at once
     os.environ[RESTARTS_ENV] = str(restarts + 1)
-    os.execv(sys.executable, [sys.executable, *sys.argv])
+    os.execv(sys.executable, [sys.executable, *sys.argv])  # noqa: S606 - re-executes this interpreter with its own arguments

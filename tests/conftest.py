@@ -30,6 +30,7 @@ def _flush_survives_deadlocks():
             except CommandError as exc:
                 if attempt == FLUSH_TRIES or not _deadlocked(exc):
                     raise
+        return None
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(TransactionTestCase, "_fixture_teardown", fixture_teardown)

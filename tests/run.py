@@ -33,7 +33,7 @@ def run_suite(name: str, extra: list[str]) -> tuple[int, dict[str, int]]:
     code = subprocess.call(command, cwd=ROOT)
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     if report.exists():
-        for suite in ET.parse(report).getroot().iter("testsuite"):
+        for suite in ET.parse(report).getroot().iter("testsuite"):  # noqa: S314 - our own pytest's JUnit report
             for key in counts:
                 counts[key] += int(suite.get(key, 0))
     return code, counts

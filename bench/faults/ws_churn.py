@@ -129,7 +129,7 @@ async def run(stack: CaseStack, base: str, args: argparse.Namespace) -> list[Fig
             closed = time.monotonic() - closing
             size, settle = await churn.settle(expected=1)
             latency = await churn.broadcast_reaches(live, case_id, n)
-        except Exception as exc:  # a round that breaks is a figure too
+        except Exception as exc:  # noqa: BLE001 - a round that breaks is a figure too
             traceback.print_exc()
             rows.append(Figures(f"round {n}", {"error": f"{type(exc).__name__}: {exc}"[:120]}))
             continue

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from casemgmt.accounts import selectors, services
 from casemgmt.accounts.models import Role, User
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.tenancy.models import Theme
 from shared.api.fields import (
     StrictBooleanField,
@@ -81,7 +82,7 @@ class LogoutApi(APIView):
     required = {"POST": ""}
 
     @extend_schema(responses={204: None})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         services.auth_logout(claims=request.auth)
         return Response(status=204)
 
@@ -94,7 +95,7 @@ class PasswordChangeApi(APIView):
         newPassword = StrictCharField(max_length=1024, trim_whitespace=False)
 
     @extend_schema(responses={204: None})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.password_change(
@@ -169,10 +170,10 @@ class PreferencesApi(APIView):
                 raise serializers.ValidationError(f"Unknown time zone {value!r}.")
             return value
 
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return Response(selectors.preferences_of(request.user))
 
-    def put(self, request: Request) -> Response:
+    def put(self, request: AuthenticatedRequest) -> Response:
         data = self.InputSerializer(
             data=request.data, partial=True, context={"tenant_id": request.user.tenant_id}
         )
@@ -200,10 +201,10 @@ class PrincipalListCreateApi(APIView):
             query("roleFilter", TEXT, "a role name: only principals holding it"),
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         users, total = selectors.principal_list(
-            tenant_id=request.user.tenant_id,
+            tenant_id=request.user.member_tenant_id,
             page=page,
             search=request.query_params.get("search", "").strip(),
             role=request.query_params.get("roleFilter", "").strip(),
@@ -212,12 +213,12 @@ class PrincipalListCreateApi(APIView):
         return Response({"data": [principal_out(u) for u in users], "total": total, "next": next_url})
 
     @extend_schema(responses={201: OpenApiTypes.OBJECT})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         created = services.principal_create(
-            tenant=request.user.tenant,
+            tenant=request.user.member_tenant,
             actor=request.user,
             email=values["email"],
             display_name=values["displayName"],
@@ -238,8 +239,8 @@ class PrincipalUpdateApi(APIView):
         displayName = StrictCharField(max_length=200, required=False)
         roles = string_list(required=False)
 
-    def put(self, request: Request, principal_id) -> Response:
-        user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
+    def put(self, request: AuthenticatedRequest, principal_id) -> Response:
+        user = selectors.principal_get(tenant_id=request.user.member_tenant_id, principal_id=principal_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         updated = services.principal_update(
@@ -255,8 +256,8 @@ class PrincipalDisableApi(APIView):
     required = {"POST": "admin:users"}
 
     @extend_schema(responses={204: None})
-    def post(self, request: Request, principal_id) -> Response:
-        user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
+    def post(self, request: AuthenticatedRequest, principal_id) -> Response:
+        user = selectors.principal_get(tenant_id=request.user.member_tenant_id, principal_id=principal_id)
         services.principal_disable(user=user, actor=request.user)
         return Response(status=204)
 
@@ -265,8 +266,8 @@ class PrincipalEnableApi(APIView):
     required = {"POST": "admin:users"}
 
     @extend_schema(responses={204: None})
-    def post(self, request: Request, principal_id) -> Response:
-        user = selectors.principal_get(tenant_id=request.user.tenant_id, principal_id=principal_id)
+    def post(self, request: AuthenticatedRequest, principal_id) -> Response:
+        user = selectors.principal_get(tenant_id=request.user.member_tenant_id, principal_id=principal_id)
         services.principal_enable(user=user, actor=request.user)
         return Response(status=204)
 
@@ -286,15 +287,15 @@ class RoleListCreateApi(APIView):
         permissions = string_list()
 
     @extend_schema(responses=LIST_OF_OBJECTS)
-    def get(self, request: Request) -> Response:
-        return Response([role_out(r) for r in selectors.role_list(tenant_id=request.user.tenant_id)])
+    def get(self, request: AuthenticatedRequest) -> Response:
+        return Response([role_out(r) for r in selectors.role_list(tenant_id=request.user.member_tenant_id)])
 
     @extend_schema(responses={201: OpenApiTypes.OBJECT})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         role = services.role_create(
-            tenant=request.user.tenant,
+            tenant=request.user.member_tenant,
             actor=request.user,
             name=data.validated_data["name"],
             display_name=data.validated_data["displayName"],
@@ -309,8 +310,8 @@ class RolePermissionsApi(APIView):
     class InputSerializer(StrictSerializer):
         permissions = string_list()
 
-    def put(self, request: Request, role_id) -> Response:
-        role = selectors.role_get(tenant_id=request.user.tenant_id, role_id=role_id)
+    def put(self, request: AuthenticatedRequest, role_id) -> Response:
+        role = selectors.role_get(tenant_id=request.user.member_tenant_id, role_id=role_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         role = services.role_set_permissions(

@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from casemgmt.audit import checkpoints, openapi, selectors, services
 from casemgmt.audit.exports import export_response
 from casemgmt.audit.models import AuditEvent
+from casemgmt.tenancy.request import MemberRequest
 from casemgmt.tenancy.throttling import ExportThrottle
 from shared.api.openapi import (
     EXPORT_RESPONSES,
@@ -80,7 +81,11 @@ class RangeFilterSerializer(QuerySerializer):
 
 
 def paged(
-    request: Request, events: QuerySet[AuditEvent], *, default_limit: int = 50, max_limit: int = 500
+    request: Request,
+    events: QuerySet[AuditEvent],
+    *,
+    default_limit: int = 50,
+    max_limit: int = 500,
 ) -> Response:
     page = get_page(request.query_params, default_limit=default_limit, max_limit=max_limit)
     total = events.count()
@@ -144,11 +149,11 @@ class AuditListApi(APIView):
             query("resource", TEXT, "exact resource, or a prefix ending in *"),
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: MemberRequest) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         return paged(
-            request, selectors.audit_list(tenant_id=request.user.tenant_id, **filters.validated_data)
+            request, selectors.audit_list(tenant_id=request.user.member_tenant_id, **filters.validated_data)
         )
 
 
@@ -167,10 +172,10 @@ class AuditVerifyChainApi(APIView):
             )
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: MemberRequest) -> Response:
         from_checkpoint = verify_from_checkpoint(request.query_params.get("from"))
         result, report = checkpoints.verify_tenant_chain_checkpointed(
-            tenant_id=request.user.tenant_id, from_checkpoint=from_checkpoint
+            tenant_id=request.user.member_tenant_id, from_checkpoint=from_checkpoint
         )
         services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
         return Response(chain_verify_out(result, report))
@@ -183,9 +188,9 @@ class AuditCheckpointListApi(APIView):
     required = {"GET": "admin:audit"}
 
     @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
-    def get(self, request: Request) -> Response:
+    def get(self, request: MemberRequest) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
-        rows = selectors.checkpoint_list(tenant_id=request.user.tenant_id)
+        rows = selectors.checkpoint_list(tenant_id=request.user.member_tenant_id)
         total = rows.count()
         current = checkpoints.policy()
         data = [checkpoint_out(current, row) for row in rows[page.offset : page.offset + page.limit]]
@@ -199,7 +204,7 @@ class AuditCheckpointKeysApi(APIView):
     OutputSerializer = CheckpointKeysOut
     required = {"GET": "admin:audit"}
 
-    def get(self, request: Request) -> Response:
+    def get(self, request: MemberRequest) -> Response:
         return Response({"keys": checkpoints.policy().keyring.public_keys_out()})
 
 
@@ -220,13 +225,13 @@ class AuditExportApi(APIView):
             query("end_date", TIMESTAMP_OR_DATE, "events at or before (a bare date: that whole day)"),
         ],
     )
-    def get(self, request: Request) -> StreamingHttpResponse:
+    def get(self, request: MemberRequest) -> StreamingHttpResponse:
         params = request.query_params
         filters = self.FilterSerializer(data=params)
         filters.is_valid(raise_exception=True)
         fmt = filters.validated_data.pop("format")
         events = selectors.events_in_range(
-            AuditEvent.objects.filter(chain=str(request.user.tenant_id)), **filters.validated_data
+            AuditEvent.objects.filter(chain=str(request.user.member_tenant_id)), **filters.validated_data
         ).order_by("sequence")
         # Recorded before streaming: the export itself is part of the trail (and read-only).
         services.audit_record_export(
@@ -268,8 +273,8 @@ class ActivityApi(APIView):
             )
         ],
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: MemberRequest) -> Response:
         limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
-        events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
+        events = selectors.activity(tenant_id=request.user.member_tenant_id, limit=limit)
         with_changes = has_permission(request.user.get_permission_strings(), "audit:read")
         return Response([activity_out(e, with_changes=with_changes) for e in events])

@@ -24,7 +24,7 @@ class AuditEventOut(serializers.Serializer):
 
 
 class AuditPageOut(serializers.Serializer):
-    data = AuditEventOut(many=True)
+    data = AuditEventOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
@@ -35,7 +35,7 @@ class CaseVerifyOut(serializers.Serializer):
     entriesChecked = serializers.IntegerField()
     redactedEntries = serializers.IntegerField()
     firstInvalidEntry = serializers.UUIDField(allow_null=True)
-    errors = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
 
 
 class _EntryOut(serializers.Serializer):
@@ -46,7 +46,7 @@ class _EntryOut(serializers.Serializer):
 
 
 class CheckpointPageOut(serializers.Serializer):
-    data = CheckpointOut(many=True)
+    data = CheckpointOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
@@ -58,5 +58,5 @@ class ChainVerifyOut(serializers.Serializer):
     last_entry = _EntryOut(allow_null=True)
     redacted_entries = serializers.IntegerField()
     first_invalid_entry = _EntryOut(allow_null=True)
-    errors = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     checkpoints = CheckpointReportOut()

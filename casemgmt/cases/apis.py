@@ -6,14 +6,15 @@ they are on the hottest paths (create/read) and these dicts are the whole respon
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.cases import openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
@@ -173,7 +174,7 @@ class CaseTypeListCreateApi(APIView):
             query("latest", BOOLEAN, "only the latest version of each key"),
         ],
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         latest = request.query_params.get("latest", "").lower()
         if latest not in ("", "true", "false"):
             raise ValidationFailed("latest must be true or false", field="latest")
@@ -183,7 +184,7 @@ class CaseTypeListCreateApi(APIView):
         return Response([case_type_out(t) for t in types])
 
     @extend_schema(responses={201: openapi.CaseTypeOut})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -205,7 +206,7 @@ class CaseTypeDetailApi(APIView):
     OutputSerializer = openapi.CaseTypeOut
     required = {"GET": "cases:read"}
 
-    def get(self, request: Request, case_type_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, case_type_id: uuid.UUID) -> Response:
         case_type = selectors.case_type_get(tenant_id=request.user.tenant_id, case_type_id=case_type_id)
         return Response(case_type_out(case_type))
 
@@ -247,7 +248,7 @@ class CaseListCreateApi(APIView):
         # Exactly one of the two ways to name the case type.
         openapi_extra = {"oneOf": [{"required": ["caseTypeId"]}, {"required": ["case_type_key"]}]}
         caseTypeId = serializers.UUIDField(required=False)
-        data = JsonObjectField(required=False)
+        data = JsonObjectField(required=False)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
         workflowVersionId = serializers.UUIDField(required=False, allow_null=True)
         displayName = StrictCharField(required=False, max_length=300)
         # The narrative's alternative form: the latest version of a case type key.
@@ -279,7 +280,7 @@ class CaseListCreateApi(APIView):
             query("order", one_of("asc", "desc"), "default desc"),
         ],
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         filters = self.FilterSerializer(data=request.query_params, context={"user": request.user})
         filters.is_valid(raise_exception=True)
@@ -293,7 +294,7 @@ class CaseListCreateApi(APIView):
         )
 
     @extend_schema(responses={201: openapi.CaseOut}, extensions=errors_also(404))
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -330,7 +331,7 @@ class CaseSearchApi(APIView):
             *page_parameters(),
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         q = (request.query_params.get("q") or "").strip()
         if not q:
             raise ValidationFailed("q is required", field="q")
@@ -351,7 +352,7 @@ class CaseDashboardApi(APIView):
     OutputSerializer = openapi.DashboardOut
     required = {"GET": ("cases:read", "reports:read")}
 
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return Response(dashboard_out(selectors.case_dashboard(tenant_id=request.user.tenant_id)))
 
 
@@ -359,12 +360,12 @@ class CaseDetailApi(APIView):
     OutputSerializer = openapi.CaseDetailOut
     required = {"GET": "cases:read"}
 
-    def get(self, request: Request, case_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
         detail = selectors.case_detail(user=request.user, case_id=case_id)
         return with_etag(Response(case_detail_out(detail)), detail.case)
 
 
-def _if_match_version(request: Request) -> int | None:
+def _if_match_version(request: AuthenticatedRequest) -> int | None:
     raw = request.headers.get("If-Match")
     if not raw:
         return None
@@ -381,11 +382,11 @@ class CaseDataUpdateApi(APIView):
     required = {"PATCH": "cases:update"}
 
     class InputSerializer(serializers.Serializer):
-        data = JsonObjectField()
+        data = JsonObjectField()  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
         # Strict: `"version": "3"` or `true` is a client bug, not an optimistic-lock version.
         version = StrictIntegerField(required=False, min_value=1)
 
-    def patch(self, request: Request, case_id: Any) -> Response:
+    def patch(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         patch = _require_object(body.validated_data["data"], "data")
@@ -405,7 +406,7 @@ class CaseCloseApi(APIView):
         reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
         outcome = StrictCharField(required=False, allow_blank=True, default="", max_length=200)
 
-    def post(self, request: Request, case_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         case = selectors.access_case(user=request.user, case_id=case_id)
@@ -420,7 +421,7 @@ class CaseCancelApi(APIView):
     class InputSerializer(serializers.Serializer):
         reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
 
-    def post(self, request: Request, case_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         case = selectors.access_case(user=request.user, case_id=case_id)

@@ -8,10 +8,10 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.audit import openapi, selectors, services
 from casemgmt.audit.apis import FORMAT_PARAMETER, ExportNegotiation, case_verify_out, paged
 from casemgmt.audit.exports import export_response
@@ -26,7 +26,7 @@ class CaseEventListApi(APIView):
     required = {"GET": ("cases:read", "audit:read")}
 
     @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
-    def get(self, request: Request, case_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, case_id: Any) -> Response:
         case = access_case(user=request.user, case_id=case_id)
         return paged(request, selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id))
 
@@ -35,7 +35,7 @@ class CaseEventVerifyApi(APIView):
     OutputSerializer = openapi.CaseVerifyOut
     required = {"POST": "audit:read"}  # verifying needs only audit:read (there is no audit:verify)
 
-    def post(self, request: Request, case_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: Any) -> Response:
         case = access_case(user=request.user, case_id=case_id)
         events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
         result = services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
@@ -52,7 +52,7 @@ class CaseEventExportApi(APIView):
         format = QueryExportFormatField()
 
     @extend_schema(responses=EXPORT_RESPONSES, parameters=[FORMAT_PARAMETER])
-    def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
+    def get(self, request: AuthenticatedRequest, case_id: Any) -> StreamingHttpResponse:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         fmt = filters.validated_data["format"]

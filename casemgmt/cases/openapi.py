@@ -38,7 +38,7 @@ class _CaseBase(serializers.Serializer):
 
 
 class CaseOut(_CaseBase):
-    data = serializers.JSONField()
+    data = serializers.JSONField()  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
 
 
 class _StepOut(serializers.Serializer):
@@ -66,7 +66,7 @@ class CaseListItemOut(_CaseBase):
 
 
 class CasePageOut(serializers.Serializer):
-    data = CaseListItemOut(many=True)
+    data = CaseListItemOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
@@ -81,7 +81,7 @@ class SearchHitOut(serializers.Serializer):
 
 
 class SearchPageOut(serializers.Serializer):
-    data = SearchHitOut(many=True)
+    data = SearchHitOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 

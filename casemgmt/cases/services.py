@@ -136,7 +136,7 @@ def _free_prefix(tenant_id: Any, key: str, prefix: str | None) -> str:
 
 
 NEXT_NUMBER_SQL = (
-    f"UPDATE {CaseCounter._meta.db_table} SET last_number = last_number + 1"
+    f"UPDATE {CaseCounter._meta.db_table} SET last_number = last_number + 1"  # noqa: S608 - the model table name; values are placeholders
     " WHERE tenant_id = %s AND key = %s RETURNING last_number"
 )
 
@@ -235,7 +235,7 @@ SELECT
   (SELECT t.default_sla_hours FROM {Tenant._meta.db_table} t WHERE t.id = %(tenant)s),
   (SELECT c.config_encrypted FROM {ConnectorConfig._meta.db_table} c
     WHERE c.tenant_id = %(tenant)s AND c.key = '{WEBHOOK}')
-"""
+"""  # noqa: S608 - the model table name; values are placeholders
 
 
 def _create_context(tenant_id: UUID, case_type: CaseType, workflow_version_id: Any) -> _CreateContext:

@@ -8,10 +8,10 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.connectors import openapi
 from casemgmt.connectors.base import Action, Connector, Input
 from casemgmt.connectors.delivery import delivery_replay
@@ -87,9 +87,11 @@ class ConnectorListApi(APIView):
     required = {"GET": "connectors:read"}
 
     @extend_schema(responses=openapi.ConnectorOut(many=True))
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         configured = set(
-            ConnectorConfig.objects.filter(tenant_id=request.user.tenant_id).values_list("key", flat=True)
+            ConnectorConfig.objects.filter(tenant_id=request.user.member_tenant_id).values_list(
+                "key", flat=True
+            )
         )
         listed = [c for c in connectors().values() if c.listed]
         return Response([connector_out(c, c.key in configured) for c in listed])
@@ -102,11 +104,11 @@ class ConnectorConfigApi(APIView):
         config = serializers.DictField()
 
     @extend_schema(responses=openapi.ConnectorConfigOut)
-    def get(self, request: Request, key: str) -> Response:
+    def get(self, request: AuthenticatedRequest, key: str) -> Response:
         return Response(connector_config_redacted(tenant_id=request.user.tenant_id, key=key))
 
     @extend_schema(request=InputSerializer, responses=openapi.ConnectorConfigOut)
-    def put(self, request: Request, key: str) -> Response:
+    def put(self, request: AuthenticatedRequest, key: str) -> Response:
         connector_require(key)  # an unknown connector is a 404 before the body is looked at
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -127,7 +129,7 @@ class ConnectorTestApi(APIView):
         dryRun = serializers.BooleanField(required=False, default=False)
 
     @extend_schema(request=InputSerializer, responses=openapi.TestOut)
-    def post(self, request: Request, key: str, action: str) -> Response:
+    def post(self, request: AuthenticatedRequest, key: str, action: str) -> Response:
         connector_require(key, action)
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -153,10 +155,10 @@ class InvocationListApi(APIView):
             query("caseId", UUID),
         ],
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         rows = invocation_list(
-            tenant_id=request.user.tenant_id,
+            tenant_id=request.user.member_tenant_id,
             connector=request.query_params.get("connector"),
             case_id=_uuid_param(request, "caseId"),
         )
@@ -175,13 +177,15 @@ class DeliveryListApi(APIView):
             query("connector", TEXT, "a connector key"),
         ],
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
         status = request.query_params.get("status")
         if status and status not in dict(Delivery.STATUSES):
             raise ValidationFailed("status must be pending, sending, delivered or dead", field="status")
         rows = delivery_list(
-            tenant_id=request.user.tenant_id, status=status, connector=request.query_params.get("connector")
+            tenant_id=request.user.member_tenant_id,
+            status=status,
+            connector=request.query_params.get("connector"),
         ).select_related("step")
         items = [delivery_out(r) for r in rows[page.offset : page.offset + page.limit]]
         return Response(list_body("data", items, rows.count(), page))
@@ -191,12 +195,12 @@ class DeliveryReplayApi(APIView):
     required = {"POST": "admin:tenant"}
 
     @extend_schema(request=None, responses=openapi.DeliveryOut)
-    def post(self, request: Request, delivery_id: str) -> Response:
-        delivery = delivery_get(tenant_id=request.user.tenant_id, delivery_id=delivery_id)
+    def post(self, request: AuthenticatedRequest, delivery_id: str) -> Response:
+        delivery = delivery_get(tenant_id=request.user.member_tenant_id, delivery_id=delivery_id)
         return Response(delivery_out(delivery_replay(user=request.user, delivery=delivery)))
 
 
-def _uuid_param(request: Request, name: str) -> str | None:
+def _uuid_param(request: AuthenticatedRequest, name: str) -> str | None:
     raw = request.query_params.get(name)
     if not raw:
         return None

@@ -155,7 +155,8 @@ def _settle(delivery: Delivery, outcome: Outcome) -> None:
             if delivery.step_id:
                 step_succeed(step_pk=delivery.step_id, result=result)
             return
-        assert error is not None
+        if error is None:
+            raise RuntimeError("a failed delivery carries its error")
         message = f"{error.code}: {error.message} (after {delivery.attempts} attempt(s))"
         if mine.update(
             status=Delivery.DEAD, last_status=error.status_code, last_error=message, claimed_until=None

@@ -78,7 +78,7 @@ def invoke(connector: Connector, action: str, inputs: dict[str, Any], call: Call
         outcome.result = connector.invoke(action, inputs, config, context)
     except ConnectorError as exc:
         outcome.error = exc
-    except Exception as exc:  # a connector bug must not kill the worker's bookkeeping
+    except Exception as exc:  # noqa: BLE001 - a connector bug must not kill the worker's bookkeeping
         # No traceback: exception messages can quote credentials (a header value, a URL); the
         # message is scrubbed below and logged with the invocation.
         outcome.error = ConnectorError("internal_error", f"{exc.__class__.__name__}: {exc}")

@@ -8,7 +8,7 @@ from rest_framework import serializers
 class InputOut(serializers.Serializer):
     type = serializers.CharField()
     enum = serializers.ListField(child=serializers.CharField(), required=False)
-    required = serializers.BooleanField(required=False)
+    required = serializers.BooleanField(required=False)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
 
 
 class ActionOut(serializers.Serializer):
@@ -49,7 +49,7 @@ class InvocationOut(serializers.Serializer):
     id = serializers.IntegerField()
     connector = serializers.CharField()
     action = serializers.CharField()
-    source = serializers.ChoiceField(choices=["step", "test", "replay"])
+    source = serializers.ChoiceField(choices=["step", "test", "replay"])  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     deliveryId = serializers.UUIDField(allow_null=True)
     caseId = serializers.UUIDField(allow_null=True)
     stepId = serializers.CharField(allow_null=True)
@@ -66,7 +66,7 @@ class InvocationOut(serializers.Serializer):
 
 
 class InvocationPageOut(serializers.Serializer):
-    data = InvocationOut(many=True)
+    data = InvocationOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     limit = serializers.IntegerField()
     offset = serializers.IntegerField()
@@ -90,7 +90,7 @@ class DeliveryOut(serializers.Serializer):
 
 
 class DeliveryPageOut(serializers.Serializer):
-    data = DeliveryOut(many=True)
+    data = DeliveryOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     limit = serializers.IntegerField()
     offset = serializers.IntegerField()

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from casemgmt.audit.services import record
 from casemgmt.connectors import crypto
-from casemgmt.connectors.base import Action, Connector
+from casemgmt.connectors.base import Action, Connector, ConnectorError
 from casemgmt.connectors.inputs import InputProblems, prepared_inputs, type_problem
 from casemgmt.connectors.invocation import Call, Outcome, invoke, tenant_config
 from casemgmt.connectors.models import ConnectorConfig, Invocation
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 def _tenant(user: User) -> UUID:
     # Every API principal belongs to a tenant (only platform superusers have none).
-    assert user.tenant_id is not None
+    if user.tenant_id is None:
+        raise RuntimeError("every API principal belongs to a tenant")
     return user.tenant_id
 
 
@@ -135,7 +136,8 @@ def connector_test(
     """A dry run renders and checks the inputs; a live run performs the call now (no retries).
     Inputs that fail to render or check are a 400; a failed call is a 200 with success false."""
     connector, found = connector_require(key, action)
-    assert found is not None
+    if found is None:
+        raise RuntimeError("connector_require returns the action it found")
     template = test_context(context)
     try:
         prepared = prepared_inputs(connector, found, inputs, template)
@@ -156,7 +158,7 @@ def connector_test(
 def _dry_run(connector: Connector, user: User, prepared: dict[str, Any]) -> dict[str, Any]:
     try:
         _, secrets = tenant_config(connector, _tenant(user))
-    except Exception:
+    except ConnectorError:  # not configured (or undecryptable): there is no secret to scrub
         secrets = ()
     return {"success": True, "result": {"resolved": scrub_value(prepared, secrets)}, "error": None}
 
@@ -166,7 +168,8 @@ def _test_out(outcome: Outcome) -> dict[str, Any]:
         done = {"statusCode": outcome.result.status_code, "body": outcome.result.body}
         return {"success": True, "result": done, "error": None}
     error = outcome.error
-    assert error is not None
+    if error is None:
+        raise RuntimeError("a failed call carries its error")
     result = {"statusCode": error.status_code, "body": error.body} if error.status_code is not None else None
     return {"success": False, "result": result, "error": {"code": error.code, "message": error.message}}
 

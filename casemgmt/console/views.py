@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
+from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth import login, logout
@@ -149,14 +150,14 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
 
 @console_page("tasks:claim")
 @require_POST
-def task_claim_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpResponseBase:
+def task_claim_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
     inbox_services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
     return redirect("console:task", case_id=case_id, step_id=step_id)
 
 
 @console_page()
 @require_http_methods(["GET", "POST"])
-def task_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpResponseBase:
+def task_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
     row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
     step = step_definition(row.case, row.step_id)
     fields = form_fields(step.get("formSchema") or {"type": "object"}, row.result or row.draft or {})
@@ -208,7 +209,7 @@ def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
 
 
 @console_page("cases:read")
-def case_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
+def case_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     granted = request.user.get_permission_strings()
     context: dict[str, Any] = {"case": case, "steps": case_steps(case=case)}
@@ -222,7 +223,7 @@ def case_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
 
 @console_page("audit:read")
 @require_POST
-def case_verify_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
+def case_verify_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     events = audit_selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
     result = audit_services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
@@ -231,7 +232,7 @@ def case_verify_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
 
 
 @console_page("vault:read")
-def document_download_page(request: ConsoleRequest, document_id: Any) -> HttpResponseBase:
+def document_download_page(request: ConsoleRequest, document_id: UUID) -> HttpResponseBase:
     document = vault_selectors.access_document(user=request.user, document_id=document_id)
     vault_services.document_record_download(actor=str(request.user.id), document=document, via="console")
     return content_response(document, redirect=type(redirect("/")))
@@ -242,13 +243,13 @@ def document_download_page(request: ConsoleRequest, document_id: Any) -> HttpRes
 @csrf_exempt
 @console_page("vault:upload")
 @require_POST
-def document_upload_page(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
+def document_upload_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     request.upload_handlers = [HashingUploadHandler(request, max_bytes=settings.VAULT_MAX_UPLOAD_BYTES)]
     return _document_upload(request, case_id)
 
 
 @csrf_protect
-def _document_upload(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
+def _document_upload(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     description = request.POST.get("description", "")[:2000]
     upload = require_upload(request.FILES)
@@ -258,7 +259,7 @@ def _document_upload(request: ConsoleRequest, case_id: Any) -> HttpResponseBase:
 
 @console_page("tasks:complete")
 @require_POST
-def task_draft_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpResponseBase:
+def task_draft_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
     """Autosave: the form as typed so far, kept on the task (no validation; not audited) and put
     back into the form when the page is opened again. Answers the status line only."""
     row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)

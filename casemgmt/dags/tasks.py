@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 def _send(task: Any, *args: Any) -> None:
     try:
         task.apply_async(args=list(args), queue=settings.DAG_QUEUE)
-    except Exception:  # broker down: the periodic poll picks the run up
+    except Exception:  # noqa: BLE001 - broker down: the periodic poll picks the run up
         logger.warning("could not queue %s%s; the poll will", task.name, args)
 
 

@@ -6,10 +6,10 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.prompts import openapi
 from casemgmt.prompts.models import PromptTemplate
 from casemgmt.prompts.selectors import (
@@ -76,14 +76,14 @@ class PromptTemplateListCreateApi(APIView):
         name = PromptNameField(max_length=100)
 
     @extend_schema(responses=openapi.TemplateOut(many=True))
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         rows = prompt_template_latest(tenant_id=request.user.tenant_id)
         return Response(
             [template_out(t, created_at=first, latest=t.version, full=False) for t, first in rows]
         )
 
     @extend_schema(responses={201: openapi.TemplateOut})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -107,10 +107,10 @@ class PromptTemplateDetailApi(APIView):
     class InputSerializer(TemplateInput):
         name = StrictCharField(max_length=100, required=False)
 
-    def get(self, request: Request, name: str) -> Response:
+    def get(self, request: AuthenticatedRequest, name: str) -> Response:
         return Response(template_out(prompt_template_get(tenant_id=request.user.tenant_id, name=name)))
 
-    def put(self, request: Request, name: str) -> Response:
+    def put(self, request: AuthenticatedRequest, name: str) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         template = prompt_template_new_version(
@@ -124,6 +124,6 @@ class PromptTemplateVersionApi(APIView):
     required = {"GET": "agents:read"}
     OutputSerializer = openapi.TemplateOut
 
-    def get(self, request: Request, name: str, version: int) -> Response:
+    def get(self, request: AuthenticatedRequest, name: str, version: int) -> Response:
         template = prompt_template_get(tenant_id=request.user.tenant_id, name=name, version=version)
         return Response(template_out(template))

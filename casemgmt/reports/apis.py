@@ -4,13 +4,14 @@ the interface names for them)."""
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.cases.models import Case
 from casemgmt.cases.selectors import Dashboard, case_dashboard
 from casemgmt.reports import openapi, selectors, services
@@ -88,7 +89,7 @@ def answer_out(answer: services.Answer) -> dict[str, Any]:
     }
 
 
-def _period(request: Request) -> selectors.Period:
+def _period(request: AuthenticatedRequest) -> selectors.Period:
     params = request.query_params
     return selectors.report_period(
         start=parse_iso(params.get("from"), "from"), end=parse_iso(params.get("to"), "to")
@@ -99,7 +100,7 @@ class ReportDashboardApi(APIView):
     OutputSerializer = openapi.ReportDashboardOut
     required = {"GET": "reports:read"}
 
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return Response(dashboard_out(case_dashboard(tenant_id=request.user.tenant_id, ageing=False)))
 
 
@@ -117,7 +118,7 @@ class ReportSummaryApi(APIView):
             query("caseType", TEXT, "a case type key, or one version's id"),
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         period = _period(request)
         summary = selectors.report_summary(
             tenant_id=request.user.tenant_id, period=period, case_type=request.query_params.get("caseType")
@@ -138,7 +139,7 @@ class ReportSlaComplianceApi(APIView):
             query("caseType", TEXT, "a case type key, or one version's id"),
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         period = _period(request)
         sla = selectors.report_sla_compliance(
             tenant_id=request.user.tenant_id, period=period, case_type=request.query_params.get("caseType")
@@ -154,7 +155,7 @@ class ReportAskApi(APIView):
     class InputSerializer(serializers.Serializer):
         question = StrictCharField(max_length=2000)
 
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         answer = services.report_ask(user=request.user, question=body.validated_data["question"])
@@ -175,13 +176,13 @@ class ReportListCreateApi(APIView):
     @extend_schema(
         responses=openapi.ReportOut(many=True), parameters=page_parameters(default_limit=100, max_limit=500)
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=100, max_limit=500)
         reports = selectors.report_list(tenant_id=request.user.tenant_id, page=page)
         return Response([report_out(report) for report in reports])
 
     @extend_schema(responses={201: openapi.ReportOut})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         report = services.report_create(user=request.user, **body.validated_data)
@@ -197,12 +198,12 @@ class ReportDetailApi(APIView):
     class InputSerializer(ReportInput):
         pass
 
-    def get(self, request: Request, report_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, report_id: UUID) -> Response:
         return Response(
             report_out(selectors.report_get(tenant_id=request.user.tenant_id, report_id=report_id))
         )
 
-    def put(self, request: Request, report_id: Any) -> Response:
+    def put(self, request: AuthenticatedRequest, report_id: UUID) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         report = selectors.report_get(tenant_id=request.user.tenant_id, report_id=report_id)
@@ -210,7 +211,7 @@ class ReportDetailApi(APIView):
         return Response(report_out(report))
 
     @extend_schema(responses={204: None})
-    def delete(self, request: Request, report_id: Any) -> Response:
+    def delete(self, request: AuthenticatedRequest, report_id: UUID) -> Response:
         report = selectors.report_get(tenant_id=request.user.tenant_id, report_id=report_id)
         services.report_delete(user=request.user, report=report)
         return Response(status=204)
@@ -221,6 +222,6 @@ class ReportRunApi(APIView):
     OutputSerializer = openapi.ReportRunOut
     required = {"POST": "reports:read"}
 
-    def post(self, request: Request, report_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, report_id: UUID) -> Response:
         report = selectors.report_get(tenant_id=request.user.tenant_id, report_id=report_id)
         return Response(run_out(services.report_run(user=request.user, report=report)))

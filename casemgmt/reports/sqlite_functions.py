@@ -100,7 +100,8 @@ def report_date_part(field: str, value: Any) -> float | None:
     if isinstance(value, int | float):
         return _interval_part(field, float(value))
     moment = parse_ts(value)
-    assert moment is not None
+    if moment is None:
+        raise RuntimeError("parse_ts returns a moment for a non-null value")
     parts: dict[str, float] = {
         "epoch": moment.replace(tzinfo=UTC).timestamp(),
         "year": moment.year,

@@ -106,7 +106,7 @@ def run_readonly(*, tenant_id: Any, sql: str) -> QueryResult:
         translated = translate(sql, now=timezone.now())
     except ApplicationError:
         raise
-    except Exception as exc:  # what could not be translated never runs
+    except Exception as exc:  # noqa: BLE001 - what could not be translated never runs
         raise refuse(f"it could not be translated for SQLite ({exc.__class__.__name__})") from None
     return execute(tenant_id=tenant_id, sql=translated.sql, names=translated.names, kinds=translated.kinds)
 
@@ -164,7 +164,7 @@ def _prepare(db: sqlite3.Connection, tenant: str, walls: _Walls) -> None:
             f'CREATE TEMP VIEW "{walls.hidden[view]}" AS SELECT {select} {SOURCES[view].format(tenant=tenant)}'
         )
         db.execute(
-            f'CREATE TEMP VIEW {view} AS SELECT {", ".join(VIEWS[view])} FROM temp."{walls.hidden[view]}"'
+            f'CREATE TEMP VIEW {view} AS SELECT {", ".join(VIEWS[view])} FROM temp."{walls.hidden[view]}"'  # noqa: S608 - view and column names from code
         )
     db.execute("PRAGMA query_only = ON")
     db.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)

@@ -232,15 +232,7 @@ def parse(source: str) -> list[Any]:
         elif text.startswith("!"):
             continue
         elif text.startswith("#"):
-            name, _, rest = text[1:].strip().partition(" ")
-            if name not in BLOCK_HELPERS:
-                raise TemplateError(f"unknown block helper {name!r} at offset {offset}")
-            if len(stack) >= MAX_NESTING:
-                raise TemplateError("blocks nested too deeply")
-            block = Block(name, _expression(rest, offset))
-            current.append(block)
-            stack.append((block, current))
-            current = block.body
+            current = _open_block(text, offset, stack, current)
         elif text.startswith("/"):
             name = text[1:].strip()
             if not stack or stack[-1][0].helper != name:
@@ -255,6 +247,22 @@ def parse(source: str) -> list[Any]:
     if stack:
         raise TemplateError(f"unclosed {{{{#{stack[-1][0].helper}}}}}")
     return root
+
+
+def _open_block(
+    text: str, offset: int, stack: list[tuple[Block, list[Any]]], current: list[Any]
+) -> list[Any]:
+    """`{{#helper args}}`: appends the block to `current`, pushes it, and returns its body (the list
+    that the following nodes go into)."""
+    name, _, rest = text[1:].strip().partition(" ")
+    if name not in BLOCK_HELPERS:
+        raise TemplateError(f"unknown block helper {name!r} at offset {offset}")
+    if len(stack) >= MAX_NESTING:
+        raise TemplateError("blocks nested too deeply")
+    block = Block(name, _expression(rest, offset))
+    current.append(block)
+    stack.append((block, current))
+    return block.body
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from casemgmt.tenancy import selectors, services
 from casemgmt.tenancy.defaults import DEFAULT_COLORS
 from casemgmt.tenancy.models import DEFAULT_SLA_HOURS_MAX, DEFAULT_TERMINOLOGY, Branding, Theme
+from casemgmt.tenancy.request import MemberRequest
 from shared.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
 from shared.api.openapi import LIST_OF_OBJECTS, UUID, errors_also, query
 
@@ -62,10 +63,10 @@ class BrandingApi(APIView):
                 raise serializers.ValidationError("Must be an http or https URL.")
             return value or ""
 
-    def get(self, request: Request) -> Response:
-        return Response(branding_out(selectors.branding_of(tenant_id=request.user.tenant_id)))
+    def get(self, request: MemberRequest) -> Response:
+        return Response(branding_out(selectors.branding_of(tenant_id=request.user.member_tenant_id)))
 
-    def put(self, request: Request) -> Response:
+    def put(self, request: MemberRequest) -> Response:
         # decision: PUT accepts any subset of the four fields; the others keep their value.
         data = self.InputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
@@ -78,7 +79,9 @@ class BrandingApi(APIView):
         for api_name, stored in (("primaryColor", "primary"), ("secondaryColor", "secondary")):
             if api_name in values:
                 changes["colors"][stored] = values[api_name].lower()
-        branding = services.branding_update(tenant=request.user.tenant, actor=request.user, changes=changes)
+        branding = services.branding_update(
+            tenant=request.user.member_tenant, actor=request.user, changes=changes
+        )
         return Response(branding_out(branding))
 
 
@@ -92,16 +95,16 @@ class TerminologyApi(APIView):
         {key: StrictCharField(min_length=1, max_length=50) for key in DEFAULT_TERMINOLOGY},
     )
 
-    def get(self, request: Request) -> Response:
-        return Response(selectors.terminology_of(tenant_id=request.user.tenant_id))
+    def get(self, request: MemberRequest) -> Response:
+        return Response(selectors.terminology_of(tenant_id=request.user.member_tenant_id))
 
-    def put(self, request: Request) -> Response:
+    def put(self, request: MemberRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.terminology_replace(
-            tenant=request.user.tenant, actor=request.user, labels=dict(data.validated_data)
+            tenant=request.user.member_tenant, actor=request.user, labels=dict(data.validated_data)
         )
-        return Response(selectors.terminology_of(tenant_id=request.user.tenant_id))
+        return Response(selectors.terminology_of(tenant_id=request.user.member_tenant_id))
 
 
 class TenantSettingsApi(APIView):
@@ -111,18 +114,18 @@ class TenantSettingsApi(APIView):
         # null: new cases without slaHours of their own use the service default
         defaultSlaHours = StrictIntegerField(min_value=1, max_value=DEFAULT_SLA_HOURS_MAX, allow_null=True)
 
-    def get(self, request: Request) -> Response:
-        return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
+    def get(self, request: MemberRequest) -> Response:
+        return Response(selectors.tenant_settings_of(tenant_id=request.user.member_tenant_id))
 
-    def put(self, request: Request) -> Response:
+    def put(self, request: MemberRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.tenant_settings_update(
-            tenant=request.user.tenant,
+            tenant=request.user.member_tenant,
             actor=request.user,
             default_sla_hours=data.validated_data["defaultSlaHours"],
         )
-        return Response(selectors.tenant_settings_of(tenant_id=request.user.tenant_id))
+        return Response(selectors.tenant_settings_of(tenant_id=request.user.member_tenant_id))
 
 
 @extend_schema_field(
@@ -163,15 +166,15 @@ class ThemeListCreateApi(APIView):
     InputSerializer = ThemeInputSerializer
 
     @extend_schema(responses=LIST_OF_OBJECTS)
-    def get(self, request: Request) -> Response:
-        return Response([theme_out(t) for t in selectors.theme_list(tenant_id=request.user.tenant_id)])
+    def get(self, request: MemberRequest) -> Response:
+        return Response([theme_out(t) for t in selectors.theme_list(tenant_id=request.user.member_tenant_id)])
 
     @extend_schema(responses={201: OpenApiTypes.OBJECT})
-    def post(self, request: Request) -> Response:
+    def post(self, request: MemberRequest) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         theme = services.theme_create(
-            tenant=request.user.tenant,
+            tenant=request.user.member_tenant,
             actor=request.user,
             name=data.validated_data["name"],
             css_variables=data.validated_data["cssVariables"],
@@ -184,8 +187,8 @@ class ThemeDetailApi(APIView):
     required = {"PUT": "admin:tenant", "DELETE": "admin:tenant"}
     InputSerializer = ThemeInputSerializer
 
-    def put(self, request: Request, theme_id) -> Response:
-        theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
+    def put(self, request: MemberRequest, theme_id) -> Response:
+        theme = selectors.theme_get(tenant_id=request.user.member_tenant_id, theme_id=theme_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         theme = services.theme_update(
@@ -197,8 +200,8 @@ class ThemeDetailApi(APIView):
         )
         return Response(theme_out(theme))
 
-    def delete(self, request: Request, theme_id) -> Response:
-        theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
+    def delete(self, request: MemberRequest, theme_id) -> Response:
+        theme = selectors.theme_get(tenant_id=request.user.member_tenant_id, theme_id=theme_id)
         services.theme_delete(theme=theme, actor=request.user)
         return Response(status=204)
 

@@ -11,7 +11,7 @@ refusing service over (the outage itself is answered elsewhere).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from redis.exceptions import RedisError
 from rest_framework.settings import api_settings
@@ -25,8 +25,8 @@ class TenantRateThrottle(SimpleRateThrottle):
 
     def get_rate(self) -> str | None:
         # Read at each request (DRF copies the rates once, at import), so changed settings apply.
-        rate: str | None = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
-        return rate
+        # The rates are "N/period" strings (the settings stubs type them as numbers).
+        return cast("str | None", api_settings.DEFAULT_THROTTLE_RATES.get(self.scope or ""))
 
     def get_cache_key(self, request: Any, view: Any) -> str | None:
         tenant_id = getattr(request.user, "tenant_id", None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
+from uuid import UUID
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
@@ -17,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.cases.selectors import access_case
 from casemgmt.vault import openapi, selectors, services
 from casemgmt.vault.models import Erasure, blob_key
@@ -48,12 +50,14 @@ def document_out(document: Document) -> dict[str, Any]:
     }
 
 
-def signed_link(request: Request, document: Document, signed: SignedToken) -> str:
+def signed_link(request: AuthenticatedRequest, document: Document, signed: SignedToken) -> str:
     path = reverse("vault-signed-download", args=[document.id])
     return request.build_absolute_uri(f"{path}?token={quote(signed.token, safe='')}")
 
 
-def document_upload_out(request: Request, document: Document, signed: SignedToken) -> dict[str, Any]:
+def document_upload_out(
+    request: AuthenticatedRequest, document: Document, signed: SignedToken
+) -> dict[str, Any]:
     return {
         **document_out(document),
         "contentHash": document.content_hash,
@@ -61,7 +65,7 @@ def document_upload_out(request: Request, document: Document, signed: SignedToke
     }
 
 
-def signed_url_out(request: Request, document: Document, signed: SignedToken) -> dict[str, Any]:
+def signed_url_out(request: AuthenticatedRequest, document: Document, signed: SignedToken) -> dict[str, Any]:
     return {"url": signed_link(request, document, signed), "expiresAt": iso(signed.expires_at)}
 
 
@@ -88,13 +92,16 @@ class UploadInputSerializer(serializers.Serializer):
 
     def to_internal_value(self, data: Any) -> Any:
         # A form field given twice is refused rather than silently read as its last part.
-        repeated = sorted(k for k in self.fields if hasattr(data, "getlist") and len(data.getlist(k)) > 1)
+        names = self.fields.keys()  # noqa: SIM118 - the stubs type iterating a BindingDict as giving fields
+        repeated = sorted(k for k in names if hasattr(data, "getlist") and len(data.getlist(k)) > 1)
         if repeated:
             raise serializers.ValidationError({k: ["Give this field once."] for k in repeated})
         return super().to_internal_value(data)
 
 
-def parse_upload(request: Request, input_serializer: type[serializers.Serializer]) -> dict[str, Any]:
+def parse_upload(
+    request: AuthenticatedRequest, input_serializer: type[serializers.Serializer]
+) -> dict[str, Any]:
     """Reads the multipart body through the hashing handler (streamed, size-capped, hashed)."""
     request._request.upload_handlers = [
         HashingUploadHandler(request._request, max_bytes=settings.VAULT_MAX_UPLOAD_BYTES)
@@ -115,12 +122,12 @@ class CaseDocumentListCreateApi(APIView):
         pass
 
     @extend_schema(operation_id="case_documents_list", responses=openapi.DocumentOut(many=True))
-    def get(self, request: Request, case_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, case_id: UUID) -> Response:
         case = access_case(user=request.user, case_id=case_id)
         return Response([document_out(d) for d in selectors.document_list(case=case)])
 
     @extend_schema(responses={201: openapi.DocumentUploadOut})
-    def post(self, request: Request, case_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: UUID) -> Response:
         case = access_case(user=request.user, case_id=case_id)
         data = parse_upload(request, self.InputSerializer)
         document = services.document_upload(
@@ -134,14 +141,14 @@ class CaseDocumentDetailApi(APIView):
     required = {"GET": "vault:read", "DELETE": "vault:delete"}
 
     @extend_schema(responses={307: None})
-    def get(self, request: Request, case_id: Any, document_id: Any) -> HttpResponse:
+    def get(self, request: AuthenticatedRequest, case_id: UUID, document_id: UUID) -> HttpResponse:
         case = access_case(user=request.user, case_id=case_id)
         document = selectors.access_document(user=request.user, document_id=document_id, case=case)
         signed = services.document_signed_url(user=request.user, document=document)
         return HttpResponseTemporaryRedirect(signed_link(request, document, signed))
 
     @extend_schema(responses={204: None})
-    def delete(self, request: Request, case_id: Any, document_id: Any) -> Response:
+    def delete(self, request: AuthenticatedRequest, case_id: UUID, document_id: UUID) -> Response:
         case = access_case(user=request.user, case_id=case_id)
         document = selectors.access_document(user=request.user, document_id=document_id, case=case)
         services.document_delete(user=request.user, document=document)
@@ -156,7 +163,7 @@ class VaultUploadApi(APIView):
         pass
 
     @extend_schema(responses={201: openapi.DocumentUploadOut})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = parse_upload(request, self.InputSerializer)
         document = services.document_upload(
             user=request.user, upload=data["file"], description=data["description"]
@@ -169,7 +176,7 @@ class VaultDownloadApi(APIView):
     required = {"GET": "vault:read"}
 
     @extend_schema(responses={**FILE_RESPONSE, 307: None})
-    def get(self, request: Request, document_id: Any) -> HttpResponseBase:
+    def get(self, request: AuthenticatedRequest, document_id: UUID) -> HttpResponseBase:
         document = selectors.access_document(user=request.user, document_id=document_id)
         services.document_record_download(actor=str(request.user.id), document=document, via="api")
         return content_response(document, redirect=HttpResponseTemporaryRedirect)
@@ -179,7 +186,7 @@ class VaultDocumentDeleteApi(APIView):
     required = {"DELETE": "vault:delete"}
 
     @extend_schema(responses={204: None})
-    def delete(self, request: Request, document_id: Any) -> Response:
+    def delete(self, request: AuthenticatedRequest, document_id: UUID) -> Response:
         document = selectors.access_document(user=request.user, document_id=document_id)
         services.document_delete(user=request.user, document=document)
         return Response(status=204)
@@ -189,7 +196,7 @@ class VaultSignedUrlApi(APIView):
     OutputSerializer = openapi.SignedUrlOut
     required = {"POST": "vault:read"}
 
-    def post(self, request: Request, document_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, document_id: UUID) -> Response:
         document = selectors.access_document(user=request.user, document_id=document_id)
         signed = services.document_signed_url(user=request.user, document=document)
         return Response(signed_url_out(request, document, signed))
@@ -206,7 +213,7 @@ class VaultSignedDownloadApi(APIView):
         extensions=errors_also(403),
         parameters=[OpenApiParameter("token", str, required=True, description="signed download token")],
     )
-    def get(self, request: Request, document_id: Any) -> HttpResponseBase:
+    def get(self, request: Request, document_id: UUID) -> HttpResponseBase:
         claims = token_check(token=request.query_params.get("token", ""), document_id=document_id)
         document = selectors.document_for_token(claims=claims)
         services.document_record_download(actor=claims.issued_by, document=document, via="signed_url")
@@ -240,7 +247,7 @@ class _ErasureRequestApi(APIView):
     InputSerializer: type[serializers.Serializer]
 
     @extend_schema(responses={202: openapi.ErasureAcceptedOut}, extensions=errors_also(404))
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         erasure = services.erasure_request(
@@ -267,7 +274,7 @@ class ErasureDetailApi(APIView):
     OutputSerializer = openapi.ErasureOut
     required = {"GET": "admin:erasure"}
 
-    def get(self, request: Request, erasure_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, erasure_id: UUID) -> Response:
         return Response(erasure_out(selectors.access_erasure(user=request.user, erasure_id=erasure_id)))
 
 
@@ -286,6 +293,6 @@ class VaultErasureDetailApi(APIView):
     OutputSerializer = openapi.ErasureOut
     required = {"GET": "vault:delete"}
 
-    def get(self, request: Request, erasure_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, erasure_id: UUID) -> Response:
         erasure = selectors.access_erasure(user=request.user, erasure_id=erasure_id, scope=Erasure.DOCUMENTS)
         return Response(erasure_out(erasure))

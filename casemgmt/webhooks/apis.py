@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl
+from uuid import UUID
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -16,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.connectors.crypto import UndecryptableConfig
 from casemgmt.webhooks import openapi, selectors, services, signatures
 from casemgmt.webhooks.models import InboundWebhook
@@ -98,7 +100,7 @@ class InboundWebhookListCreateApi(APIView):
         responses=openapi.InboundWebhookPageOut,
         parameters=page_parameters(),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         webhooks = selectors.inbound_webhook_list(tenant_id=request.user.tenant_id)
         total = webhooks.count()
@@ -107,12 +109,12 @@ class InboundWebhookListCreateApi(APIView):
         return Response({"data": [inbound_webhook_out(w) for w in rows], "total": total, "next": next_url})
 
     @extend_schema(request=InboundWebhookInput, responses={201: openapi.InboundWebhookOut})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         webhook, key = services.inbound_webhook_create(
-            tenant=request.user.tenant,
+            tenant=request.user.member_tenant,
             actor=request.user,
             values=_values_of({"mapping": {}, **data}),
             secret=data.get("secret"),
@@ -128,12 +130,12 @@ class InboundWebhookDetailApi(APIView):
         rotateKey = StrictBooleanField(required=False, default=False)
 
     @extend_schema(responses=openapi.InboundWebhookOut)
-    def get(self, request: Request, webhook_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, webhook_id: UUID) -> Response:
         webhook = selectors.inbound_webhook_get(tenant_id=request.user.tenant_id, webhook_id=webhook_id)
         return Response(inbound_webhook_out(webhook))
 
     @extend_schema(request=InputSerializer, responses=openapi.InboundWebhookOut)
-    def put(self, request: Request, webhook_id: Any) -> Response:
+    def put(self, request: AuthenticatedRequest, webhook_id: UUID) -> Response:
         webhook = selectors.inbound_webhook_get(tenant_id=request.user.tenant_id, webhook_id=webhook_id)
         body = self.InputSerializer(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
@@ -149,7 +151,7 @@ class InboundWebhookDetailApi(APIView):
         return Response(inbound_webhook_out(webhook, key=key))
 
     @extend_schema(responses={204: None})
-    def delete(self, request: Request, webhook_id: Any) -> Response:
+    def delete(self, request: AuthenticatedRequest, webhook_id: UUID) -> Response:
         webhook = selectors.inbound_webhook_get(tenant_id=request.user.tenant_id, webhook_id=webhook_id)
         services.inbound_webhook_delete(webhook=webhook, actor=request.user)
         return Response(status=204)
@@ -239,7 +241,7 @@ class WebhookReceiveApi(APIView):
         responses={202: openapi.DeliveryAcceptedOut},
         extensions=errors_also(401),
     )
-    def post(self, request: Request, tenant_id: Any, path: str) -> Response:
+    def post(self, request: Request, tenant_id: UUID, path: str) -> Response:
         webhook = selectors.inbound_webhook_receiver(tenant_id=tenant_id, path=path)
         key = request.headers.get("X-Webhook-Key") or request.query_params.get("key")
         if not services.key_matches(webhook, key):

@@ -27,7 +27,7 @@ class InboundWebhookOut(serializers.Serializer):
 
 
 class InboundWebhookPageOut(serializers.Serializer):
-    data = InboundWebhookOut(many=True)
+    data = InboundWebhookOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 

@@ -44,29 +44,35 @@ def step_shape_errors(raw: Any) -> list[dict[str, str]]:
         if not isinstance(step, dict):
             errors.append({"field": at, "error": "must be an object"})
             continue
-        for key in _STRING_FIELDS:
-            if step.get(key) is not None and not isinstance(step[key], str):
-                errors.append({"field": f"{at}.{key}", "error": "must be a string"})
-        for key in _OBJECT_FIELDS:
-            if key in step and not isinstance(step[key], dict):
-                errors.append({"field": f"{at}.{key}", "error": "must be an object"})
-        deps = step.get("dependsOn")
-        if deps is not None and not (isinstance(deps, list) and all(isinstance(d, str) for d in deps)):
-            errors.append({"field": f"{at}.dependsOn", "error": "must be a list of step ids"})
-        ref = step.get("promptTemplate")
-        if ref is not None and not isinstance(ref, str | dict):
-            errors.append({"field": f"{at}.promptTemplate", "error": "must be a name or {name, version}"})
-        for key in ("assignTo", "reassignTo"):
-            if step.get(key) is not None and not isinstance(step[key], str):
-                errors.append({"field": f"{at}.{key}", "error": "must be a user id (uuid)"})
-        outcomes = step.get("outcomes")
-        if outcomes is not None and not (
-            isinstance(outcomes, list) and all(isinstance(o, str) for o in outcomes)
-        ):
-            errors.append({"field": f"{at}.outcomes", "error": "must be a list of strings"})
-        sla = step.get("slaHours")
-        if sla is not None and (isinstance(sla, bool) or not isinstance(sla, int | float)):
-            errors.append({"field": f"{at}.slaHours", "error": "must be a number"})
+        errors.extend(_one_step_shape_errors(step, at))
+    return errors
+
+
+def _one_step_shape_errors(step: dict[str, Any], at: str) -> list[dict[str, str]]:
+    errors: list[dict[str, str]] = []
+    for key in _STRING_FIELDS:
+        if step.get(key) is not None and not isinstance(step[key], str):
+            errors.append({"field": f"{at}.{key}", "error": "must be a string"})
+    for key in _OBJECT_FIELDS:
+        if key in step and not isinstance(step[key], dict):
+            errors.append({"field": f"{at}.{key}", "error": "must be an object"})
+    deps = step.get("dependsOn")
+    if deps is not None and not (isinstance(deps, list) and all(isinstance(d, str) for d in deps)):
+        errors.append({"field": f"{at}.dependsOn", "error": "must be a list of step ids"})
+    ref = step.get("promptTemplate")
+    if ref is not None and not isinstance(ref, str | dict):
+        errors.append({"field": f"{at}.promptTemplate", "error": "must be a name or {name, version}"})
+    for key in ("assignTo", "reassignTo"):
+        if step.get(key) is not None and not isinstance(step[key], str):
+            errors.append({"field": f"{at}.{key}", "error": "must be a user id (uuid)"})
+    outcomes = step.get("outcomes")
+    if outcomes is not None and not (
+        isinstance(outcomes, list) and all(isinstance(o, str) for o in outcomes)
+    ):
+        errors.append({"field": f"{at}.outcomes", "error": "must be a list of strings"})
+    sla = step.get("slaHours")
+    if sla is not None and (isinstance(sla, bool) or not isinstance(sla, int | float)):
+        errors.append({"field": f"{at}.slaHours", "error": "must be a number"})
     return errors
 
 

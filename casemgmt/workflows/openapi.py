@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 
 class DraftOut(serializers.Serializer):
-    data = serializers.DictField()
+    data = serializers.DictField()  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     savedAt = serializers.DateTimeField()
 
 
@@ -37,11 +37,11 @@ class TaskOut(serializers.Serializer):
 
 class FullTaskOut(TaskOut):
     caseData = serializers.DictField()
-    data = serializers.DictField(allow_null=True)
+    data = serializers.DictField(allow_null=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
 
 
 class InboxPageOut(serializers.Serializer):
-    data = TaskOut(many=True)
+    data = TaskOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
 
@@ -63,6 +63,6 @@ class WorkflowOut(serializers.Serializer):
 
 
 class WorkflowPageOut(serializers.Serializer):
-    data = WorkflowOut(many=True)
+    data = WorkflowOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -82,7 +83,5 @@ class Heartbeat:
 
 
 def _close_quietly() -> None:
-    try:
+    with contextlib.suppress(DatabaseError):
         connection.close()
-    except DatabaseError:
-        pass

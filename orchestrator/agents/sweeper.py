@@ -5,6 +5,7 @@ agent is enough."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 
@@ -34,10 +35,8 @@ class Sweeper:
         finally:
             # The lock is per connection; none is kept between turns, so pool children forked
             # meanwhile never inherit a live socket of this thread (and no lock outlives a turn).
-            try:
+            with contextlib.suppress(DatabaseError):
                 connection.close()
-            except DatabaseError:
-                pass
 
     def _loop(self) -> None:
         while not self.stop.wait(settings.SWEEP_INTERVAL_SECONDS):

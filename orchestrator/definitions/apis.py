@@ -207,7 +207,7 @@ class DagDetailApi(APIView):
         name = TextField(required=False)
         description = TextField(required=False)
         tasks = DagTaskListSerializer(child=openapi.DagTask(), allow_empty=False)
-        context = TextField(unset=None, required=False, allow_null=True)
+        context = TextField(unset=None, required=False, allow_null=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
         tags = TextListField(child=serializers.CharField(), required=False)
         max_active_runs = BoundedIntegerField(
             message="must be an integer >= 1 or null",

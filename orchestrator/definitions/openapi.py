@@ -77,7 +77,7 @@ class DagOut(serializers.Serializer):
     name = serializers.CharField(required=False)
     description = serializers.CharField(required=False)
     tasks = DagTask(many=True, allow_empty=False)
-    context = serializers.CharField(required=False, allow_null=True)
+    context = serializers.CharField(required=False, allow_null=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     tags = serializers.ListField(child=serializers.CharField(), required=False)
     max_active_runs = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, help_text="Further runs wait pending (null: no limit)."
@@ -93,7 +93,7 @@ class DagListItem(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
     tasks = serializers.ListField(child=serializers.CharField())
-    context = serializers.CharField(allow_null=True)
+    context = serializers.CharField(allow_null=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     tags = serializers.ListField(child=serializers.CharField())
     max_active_runs = serializers.IntegerField(allow_null=True)
     version = serializers.IntegerField()

@@ -5,6 +5,7 @@ cancel stops the command (SIGTERM, SIGKILL after a grace period)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -159,10 +160,8 @@ class LineReader:
 
 
 def _killpg(proc: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class Reaper:
@@ -182,7 +181,8 @@ class Reaper:
             alive = self.owner == os.getpid() and self.proc is not None and self.proc.poll() is None
             if not alive or self.fd is None:
                 self._start()
-            assert self.fd is not None
+            if self.fd is None:
+                raise RuntimeError("the reaper's pipe exists once it started")
             return self.fd
 
     def _start(self) -> None:
@@ -195,7 +195,7 @@ class Reaper:
             os.close(self.fd)  # the pipe of a reaper that died
         read_end, write_end = os.pipe()
         try:
-            self.proc = subprocess.Popen(
+            self.proc = subprocess.Popen(  # noqa: S603 - our own reaper script, an argument list
                 [sys.executable, "-I", "-S", REAPER, str(read_end)],
                 stdin=subprocess.DEVNULL, pass_fds=(read_end,), start_new_session=True,
             )  # fmt: skip
@@ -220,10 +220,9 @@ class Reaper:
         with self.lock:
             self.groups.discard(pgid)
             if self.owner == os.getpid() and self.fd is not None:
-                try:
+                # The reaper died (OSError): its replacement will not learn this group.
+                with contextlib.suppress(OSError):
                     os.write(self.fd, b"-%d\n" % pgid)
-                except OSError:  # the reaper died: its replacement will not learn this group
-                    pass
 
 
 reaper = Reaper()
@@ -244,7 +243,7 @@ REGISTER = 'printf "+%d\\n" "$$" >&0 || exit 125; exec 0</dev/null; '
 def _start_command(command: str, env: dict[str, str]) -> subprocess.Popen:
     """`/bin/sh -c COMMAND` in a new session (its own process group), registered with the reaper by
     its own shell before the command runs (REGISTER)."""
-    proc = subprocess.Popen(
+    proc = subprocess.Popen(  # noqa: S603 - running the task's shell command is the executor's job
         ["/bin/sh", "-c", REGISTER + command], stdin=reaper.write_fd(), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, env=env, start_new_session=True,
     )  # fmt: skip
@@ -325,7 +324,7 @@ class CommandRunner:
             self.sink.add(f"[orchestrator] environment variable(s) {names} may not be set by a run; left out")
         return values
 
-    def _supervise(self, proc: subprocess.Popen) -> Outcome:
+    def _supervise(self, proc: subprocess.Popen) -> Outcome:  # noqa: C901 - one poll loop; its timers (deadline, cancel, kill) share state
         ex = self.execution
         reader = LineReader(proc.stdout)
         started = time.monotonic()

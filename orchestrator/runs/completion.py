@@ -90,7 +90,7 @@ WITH done AS (
 SELECT EXISTS (SELECT 1 FROM done),
        EXISTS (SELECT 1 FROM orch_runs_taskrun
                 WHERE run_id = %(run)s AND status IN ({", ".join(f"'{s}'" for s in (PENDING, QUEUED, FAILED, CANCELLED))}))
-"""
+"""  # noqa: S608 - status constants; values are placeholders
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ SELECT c.fan_in, (SELECT count(*) FROM done),
        (SELECT coalesce(jsonb_agg(jsonb_build_array(r.id, r.queue, r.attempts) ORDER BY r.id), '[]')
           FROM ready r)
   FROM checked c
-"""
+"""  # noqa: S608 - status constants; values are placeholders
 
 
 def _complete_single_upstream(execution: Execution) -> tuple[bool, bool] | None:

@@ -96,7 +96,7 @@ class ScheduleOptionsSerializer(ObjectBodySerializer):
     target_id = ""  # "task_id" or "dag_id"
     parameters_help = ""
     run_id = RunIdInputField(required=False, help_text="Duplicate: 409 already_exists.")
-    context = TextField(unset=None, required=False, allow_null=True, help_text="Context id.")
+    context = TextField(unset=None, required=False, allow_null=True, help_text="Context id.")  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     env_vars = EnvironmentVariablesField(
         child=serializers.CharField(),
         required=False,

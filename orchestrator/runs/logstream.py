@@ -34,7 +34,7 @@ class EventStreamRenderer(BaseRenderer):
     media_type = "text/event-stream"
     format = "event-stream"
 
-    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:  # type: ignore[no-untyped-def]
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
         return json.dumps(data).encode()
 
 

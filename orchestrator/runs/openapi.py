@@ -103,7 +103,7 @@ class RunOut(serializers.Serializer):
 
 
 class RunDetailOut(RunOut):
-    context = serializers.DictField(child=serializers.CharField())
+    context = serializers.DictField(child=serializers.CharField())  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     versions = serializers.DictField(
         child=serializers.IntegerField(),
         help_text="{task_id: version}: the definition versions the run executes.",

@@ -15,6 +15,7 @@ Runs without Django or site-packages (standard library only)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -47,10 +48,8 @@ def main(argv: list[str]) -> int:
         for line in lines:
             apply(groups, line)
     for pgid in groups:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     return 0
 
 

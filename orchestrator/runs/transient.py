@@ -3,6 +3,7 @@ connection) are waited out or tolerated, never allowed to lose an outcome or kil
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
@@ -16,10 +17,8 @@ RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS = 0.5, 10.0
 
 def _reset_connection() -> None:
     """A connection that failed is dropped, so the next query connects afresh."""
-    try:
+    with contextlib.suppress(*TRANSIENT):
         connection.close()
-    except TRANSIENT:
-        pass
 
 
 def tolerate(fn, what: str):

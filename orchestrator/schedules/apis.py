@@ -70,7 +70,7 @@ class ScheduleSpecSerializer(serializers.Serializer):
     )
     timezone = StrictCharField(required=False, default="UTC", max_length=64)
     parameters = serializers.DictField(required=False, default=dict)
-    context = StrictCharField(required=False, allow_null=True, max_length=100)
+    context = StrictCharField(required=False, allow_null=True, max_length=100)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     start_date = serializers.DateTimeField(required=False, allow_null=True)
     end_date = serializers.DateTimeField(required=False, allow_null=True)
     catchup = serializers.ChoiceField(choices=CATCHUP_POLICIES, required=False, default=CATCHUP_LATEST)

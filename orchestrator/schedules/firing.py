@@ -80,7 +80,8 @@ def due_fire_times(schedule: Schedule, now: datetime) -> list[datetime]:
     """The fire times from the cursor up to now that the catch-up policy keeps: `all` the most
     recent max_catchup, `latest` the most recent one, `none` the most recent one only if it is no
     older than the misfire grace (a late tick still fires, a missed time is skipped)."""
-    assert schedule.next_fire_time is not None
+    if schedule.next_fire_time is None:
+        raise RuntimeError("a due schedule has a next fire time")
     limit = schedule.max_catchup if schedule.catchup == CATCHUP_ALL else 1
     due = schedule_timing(schedule).latest_between(schedule.next_fire_time, now, limit)
     if schedule.catchup == CATCHUP_NONE:
@@ -110,7 +111,8 @@ def _make_run(schedule: Schedule, fire_time: datetime) -> int:
                     dag_id=schedule.dag_id, options=options, schedule_id=schedule.id, fire_time=fire_time
                 )
             else:
-                assert schedule.task_id is not None
+                if schedule.task_id is None:
+                    raise RuntimeError("a task schedule names its task")
                 run, _ = run_schedule_task(
                     task_id=schedule.task_id,
                     options=options,

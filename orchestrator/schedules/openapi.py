@@ -22,7 +22,7 @@ class ScheduleIn(serializers.Serializer):
     interval_seconds = serializers.IntegerField(required=False, min_value=1)
     timezone = serializers.CharField(required=False, default="UTC", help_text="IANA name, for cron.")
     parameters = serializers.DictField(required=False)
-    context = serializers.CharField(required=False)
+    context = serializers.CharField(required=False)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     start_date = serializers.DateTimeField(required=False)
     end_date = serializers.DateTimeField(required=False)
     catchup = serializers.ChoiceField(choices=CATCHUP_POLICIES, required=False, default="latest")
@@ -39,7 +39,7 @@ class ScheduleOut(serializers.Serializer):
     interval_seconds = serializers.IntegerField(allow_null=True)
     timezone = serializers.CharField()
     parameters = serializers.DictField()
-    context = serializers.CharField(allow_null=True)
+    context = serializers.CharField(allow_null=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     start_date = serializers.DateTimeField(allow_null=True)
     end_date = serializers.DateTimeField(allow_null=True)
     catchup = serializers.ChoiceField(choices=CATCHUP_POLICIES)

@@ -68,10 +68,7 @@ def scheduler_status() -> dict:
         n_active=Count("pk", filter=Q(paused=False, next_fire_time__isnull=False)),
     )
     counts = {"total": row["n_total"], "active": row["n_active"], "paused": row["n_paused"]}
-    if ticks["live"]:
-        status = "healthy"
-    else:
-        status = "degraded" if counts["active"] else "idle"
+    status = "healthy" if ticks["live"] else "degraded" if counts["active"] else "idle"
     return {
         "status": status,
         "last_tick_at": ticks["last"],

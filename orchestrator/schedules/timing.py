@@ -59,7 +59,8 @@ class Timing:
     def _cron_after(self, t: datetime) -> datetime | None:
         """The first cron fire time strictly after `t`. Debian cron's wall-clock rule can answer a
         time before `t` when `t` falls in the second pass of a repeated hour; those are skipped."""
-        assert self.cron is not None
+        if self.cron is None:
+            raise RuntimeError("a cron timing has its expression")
         try:
             for found in CronSim(self.cron, t.astimezone(self.tz)):
                 utc = found.astimezone(UTC)
@@ -70,7 +71,8 @@ class Timing:
         return None  # pragma: no cover - CronSim iterates until it raises
 
     def _interval_after(self, t: datetime) -> datetime:
-        assert self.interval_seconds is not None
+        if self.interval_seconds is None:
+            raise RuntimeError("an interval timing has its interval")
         k = math.floor((t - self.anchor).total_seconds() / self.interval_seconds) + 1
         return self.anchor + timedelta(seconds=k * self.interval_seconds)
 
@@ -109,7 +111,8 @@ class Timing:
         return found[-limit:]
 
     def _interval_between(self, low: datetime, high: datetime, limit: int) -> list[datetime]:
-        assert self.interval_seconds is not None
+        if self.interval_seconds is None:
+            raise RuntimeError("an interval timing has its interval")
         step = self.interval_seconds
         first = math.ceil((low - self.anchor).total_seconds() / step)
         last = math.floor((high - self.anchor).total_seconds() / step)
@@ -126,7 +129,8 @@ class Timing:
         return out
 
     def _walk_back(self, low: datetime, high: datetime, limit: int) -> list[datetime]:
-        assert self.cron is not None
+        if self.cron is None:
+            raise RuntimeError("a cron timing has its expression")
         out: list[datetime] = []
         try:
             for found in CronSim(self.cron, (high + SECOND).astimezone(self.tz), reverse=True):

@@ -31,7 +31,7 @@ def id_path_parameters(result: dict[str, Any], generator: Any, request: Any, pub
 
 
 def _obj(name: str, fields: dict) -> s.Serializer:
-    return inline_serializer(name, fields)  # type: ignore[return-value]
+    return inline_serializer(name, fields)
 
 
 def _counts(name: str, extra: tuple[str, ...]) -> s.Serializer:

@@ -43,12 +43,12 @@ def queue_deliveries(ids: list[str], countdown: float = 0) -> None:
     for delivery_id in ids:
         try:
             deliver.apply_async(args=[delivery_id], countdown=countdown or None)
-        except Exception:  # broker down: the sweep re-sends due deliveries later
+        except Exception:  # noqa: BLE001 - broker down: the sweep re-sends due deliveries later
             logger.warning("could not queue webhook delivery %s; the sweep will retry", delivery_id)
 
 
 def queue_dispatch() -> None:
     try:
         dispatch_events.delay()
-    except Exception:  # broker down: the periodic dispatcher is the safety net
+    except Exception:  # noqa: BLE001 - broker down: the periodic dispatcher is the safety net
         logger.warning("could not queue webhook dispatch; the periodic dispatcher will pick it up")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
 
 # Accept headers (or none) that DRF's negotiation answers with the only renderer, JSON, as its media type.
 _PLAIN = frozenset({None, "*/*", "application/json"})
@@ -15,7 +17,10 @@ class JSONFirstNegotiation(DefaultContentNegotiation):
     Accept header or one of `_PLAIN`, gets that renderer without DRF parsing the header and ranking
     media types on every request; anything else is negotiated as before (406 included)."""
 
-    def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
+    def select_renderer(
+        self, request: Any, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> Any:
+        renderers = renderers if isinstance(renderers, list) else list(renderers)  # DRF passes a list
         if (
             len(renderers) == 1
             and not format_suffix

@@ -122,7 +122,7 @@ class QueryTimestampField(QueryTextField):
     def run_validation(self, data: Any = empty) -> datetime | None:
         value = super().run_validation(data)
         try:
-            return parse_iso(value, self.field_name)
+            return parse_iso(value, self.field_name or "")
         except ValidationFailed as exc:
             raise serializers.ValidationError(exc.message) from None
 
@@ -133,7 +133,7 @@ class QueryDateOrTimestampField(QueryTextField):
     def run_validation(self, data: Any = empty) -> date | datetime | None:
         value = super().run_validation(data)
         try:
-            parsed = parse_iso(value, self.field_name)
+            parsed = parse_iso(value, self.field_name or "")
         except ValidationFailed as exc:
             raise serializers.ValidationError(exc.message) from None
         return parsed.date() if parsed is not None and len(value) == 10 else parsed

@@ -32,7 +32,7 @@ class JWTConfig:
     leeway: int = 0
     # The `token_type` every accepted token must carry; None accepts tokens without one (an outside
     # issuer that does not set it).
-    token_type: str | None = "access"
+    token_type: str | None = "access"  # noqa: S105 - a token type, not a password
     # Answers whether a jti has been revoked; None when the service never revokes tokens.
     is_revoked: Callable[[str], bool] | None = None
     extra: dict[str, Any] = field(default_factory=dict)

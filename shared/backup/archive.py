@@ -74,7 +74,7 @@ class ArchiveWriter:
         already written, promises that digest)."""
         reader = HashingReader(source, progress)
         try:
-            self.tar.addfile(_info(name, size), reader)  # type: ignore[arg-type]
+            self.tar.addfile(_info(name, size), reader)
         except OSError as exc:  # tarfile's "unexpected end of data": the file shrank
             raise BackupError(f"{name} could not be copied whole: {exc}") from None
         if reader.hexdigest() != sha256:
@@ -170,7 +170,7 @@ def archive_reader(path: Path) -> Iterator[ArchiveReader]:
     try:
         with path.open("rb") as raw:
             stream = CheckedStream(raw)
-            with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
                 yield ArchiveReader(tar, path, stream)
     except Damaged as exc:
         raise BackupError(f"{path}: {exc}") from None

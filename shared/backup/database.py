@@ -68,7 +68,7 @@ class Database:
     def from_url(cls, url: str) -> Database:
         try:
             config = environ.Env.db_url_config(url)
-        except Exception as exc:  # django-environ raises several types for a malformed URL
+        except Exception as exc:  # noqa: BLE001 - django-environ raises several types for a malformed URL
             raise BackupError(f"the target database URL is not valid: {exc}") from None
         return cls.from_settings(config)
 
@@ -110,7 +110,7 @@ def _tool(name: str) -> str:
 
 
 def _run(args: list[str], database: Database, what: str) -> str:
-    result = subprocess.run(args, env=database.pg_env(), capture_output=True, text=True, check=False)
+    result = subprocess.run(args, env=database.pg_env(), capture_output=True, text=True, check=False)  # noqa: S603 - PostgreSQL client tools, an argument list
     if result.returncode != 0:
         raise BackupError(f"{what} failed: {result.stderr.strip() or result.stdout.strip()}")
     return result.stdout
@@ -118,7 +118,7 @@ def _run(args: list[str], database: Database, what: str) -> str:
 
 def tool_version(name: str) -> tuple[int, str]:
     """Major version and full text of a PostgreSQL client tool, e.g. (15, 'pg_dump (PostgreSQL) 15.20')."""
-    text = subprocess.run(
+    text = subprocess.run(  # noqa: S603 - PostgreSQL client tools, an argument list
         [_tool(name), "--version"], capture_output=True, text=True, check=False
     ).stdout.strip()
     found = re.search(r"(\d+)(?:\.\d+)?", text)
@@ -155,14 +155,15 @@ def _postgresql_snapshot(database: Database, dump_path: Path) -> Iterator[Snapsh
         connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         connection.read_only = True
         row = connection.execute("SELECT pg_export_snapshot()").fetchone()
-        assert row is not None
+        if row is None:
+            raise RuntimeError("pg_export_snapshot returns one row")
         # Uncompressed custom format: the archive's own compression applies once, and pg_restore
         # can still list and load it selectively.
         args = [_tool("pg_dump"), "--format=custom", "--compress=0", f"--snapshot={row[0]}"]
         _run([*args, "--file", str(dump_path), *database.pg_args()], database, "pg_dump")
 
         def query(sql: str) -> list[tuple[Any, ...]]:
-            return list(connection.execute(sql).fetchall())  # type: ignore[arg-type]
+            return list(connection.execute(sql).fetchall())
 
         yield Snapshot(query=query, server_version=str(server), dump_tool=tool_text)
         connection.rollback()
@@ -190,7 +191,7 @@ def dump_check(vendor: str, dump_path: Path) -> None:
     """Reads the whole dump as a restore would: a cut-off or garbled dump fails here."""
     if vendor == POSTGRESQL:
         args = [_tool("pg_restore"), "--file", os.devnull, str(dump_path)]
-        result = subprocess.run(args, capture_output=True, text=True, check=False)
+        result = subprocess.run(args, capture_output=True, text=True, check=False)  # noqa: S603 - PostgreSQL client tools, an argument list
         if result.returncode != 0:
             raise BackupError(f"the database dump is not valid: {result.stderr.strip()}")
         return

@@ -104,7 +104,7 @@ class BoundedHTTPFactory(HTTPFactory):
 
 def main() -> None:
     # daphne's Server builds its HTTP factory by this module-level name.
-    daphne.server.HTTPFactory = BoundedHTTPFactory  # type: ignore[misc]
+    daphne.server.HTTPFactory = BoundedHTTPFactory
     CommandLineInterface.entrypoint()
 
 

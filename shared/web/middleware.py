@@ -87,7 +87,7 @@ class BrowserOnlyMiddleware:
         for hook in self.view_hooks:
             response = hook(request, view, args, kwargs)
             if response is not None:
-                return response  # type: ignore[no-any-return]
+                return response
         return None
 
 
@@ -97,4 +97,3 @@ class ClientAddressMiddleware(SyncAndAsyncMiddleware):
     def before(self, request: HttpRequest) -> None:
         if "PEER_ADDR" not in request.META:
             resolve_into(request)
-        return None

@@ -214,7 +214,9 @@ def test_function_level_imports_say_why():
             if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for node in ast.walk(func):
-                if isinstance(node, ast.Import | ast.ImportFrom) and _targets(node, known):
-                    if not any(why in _comment_above(lines, node.lineno) for why in REASONS):
-                        unexplained.append(f"{name}:{node.lineno}")
+                explained = isinstance(node, ast.Import | ast.ImportFrom) and any(
+                    why in _comment_above(lines, node.lineno) for why in REASONS
+                )
+                if isinstance(node, ast.Import | ast.ImportFrom) and _targets(node, known) and not explained:
+                    unexplained.append(f"{name}:{node.lineno}")
     assert unexplained == []

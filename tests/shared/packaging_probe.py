@@ -71,7 +71,7 @@ def main() -> int:
                 continue
             try:
                 importlib.import_module(name)
-            except Exception:  # every failure is reported, not only the first
+            except Exception:  # noqa: BLE001 - every failure is reported, not only the first
                 result["errors"][name] = traceback.format_exc(limit=3)
     result["all_tasks"] = project_tasks(app, packages)
     print(json.dumps(result))

@@ -59,7 +59,7 @@ def test_eight_concurrent_writers_leave_one_linear_chain():
             for _ in range(10):
                 with transaction.atomic():
                     append(tenant)
-        except Exception as exc:  # surfaced by the assertion below
+        except Exception as exc:  # noqa: BLE001 - surfaced by the assertion below
             failures.append(exc)
         finally:
             connections.close_all()
@@ -156,9 +156,12 @@ def test_trigger_refuses_update_and_delete(chain_tenant):
         "UPDATE audit_auditevent SET actor = 'x' WHERE id = %s",
         "DELETE FROM audit_auditevent WHERE id = %s",
     ):
-        with pytest.raises(DatabaseError, match="append-only"):
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(statement, [event.id])
+        with (
+            pytest.raises(DatabaseError, match="append-only"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(statement, [event.id])
     assert AuditEvent.objects.get(pk=event.pk).actor == "u1"
 
 

@@ -17,7 +17,7 @@ from shared.ssrf import UnsafeTarget, refusal, resolve
         ("192.168.1.1", "a private address"), ("fc00::1", "a private address"),
         ("169.254.1.1", "a link-local address"), ("fe80::1", "a link-local address"),
         ("169.254.169.254", "a cloud metadata address"), ("fd00:ec2::254", "a cloud metadata address"),
-        ("0.0.0.0", "an unspecified address"), ("224.0.0.1", "a multicast address"),
+        ("0.0.0.0", "an unspecified address"), ("224.0.0.1", "a multicast address"),  # noqa: S104 - data, not a bind
         ("100.64.0.1", "a non-public address"), ("::ffff:10.0.0.1", "a private address"),
         ("93.184.215.14", None), ("2606:4700::1111", None),
     ],

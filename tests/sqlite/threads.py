@@ -19,7 +19,7 @@ def race(calls: list[Callable[[], Any]]) -> list[Any]:
         try:
             barrier.wait()
             results[index] = calls[index]()
-        except BaseException as exc:  # surfaced by the assertion below
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertion below
             errors.append(exc)
         finally:
             connections.close_all()

@@ -6,6 +6,7 @@ database connections.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -80,10 +81,8 @@ class ServiceProcess:
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Signals the whole group (a Celery worker's pool children included)."""
         if self.alive():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
 
     def stop(self, timeout: float = 10.0) -> None:
         if self.alive():

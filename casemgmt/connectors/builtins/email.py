@@ -114,7 +114,7 @@ def smtp_connection(config: dict[str, Any]) -> EmailBackend:
     port = int(config.get("port") or 587)
     use_ssl = bool(config.get("use_ssl", False))
     check_host(str(host), port)
-    return get_connection(  # type: ignore[return-value]
+    return get_connection(
         SMTP_BACKEND,
         host=host,
         port=port,

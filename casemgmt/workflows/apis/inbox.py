@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.accounts.models import User
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.models import CaseStep
@@ -115,7 +116,7 @@ class TaskInboxApi(APIView):
             query("sortBy", one_of(*INBOX_SORT_BY), "default createdAt"),
         ]
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         task_read_scope(user=request.user)
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         filters = self.FilterSerializer(data=request.query_params)
@@ -132,7 +133,7 @@ class TaskDetailApi(APIView):
     required = {"GET": ""}
     OutputSerializer = FullTaskOut
 
-    def get(self, request: Request, case_id: Any, step_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
         row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
         return Response(task_out(row, full=True))
 
@@ -141,7 +142,7 @@ class TaskClaimApi(APIView):
     required = {"POST": "tasks:claim"}
     OutputSerializer = FullTaskOut
 
-    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
         row = services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
         return _full(request.user, row)
 
@@ -151,10 +152,10 @@ class TaskCompleteApi(APIView):
     OutputSerializer = FullTaskOut
 
     class InputSerializer(serializers.Serializer):
-        data = serializers.DictField(required=False, default=dict)
+        data = serializers.DictField(required=False, default=dict)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
         outcome = StrictCharField(required=False, allow_null=True, default=None, max_length=200)
 
-    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -169,9 +170,9 @@ class TaskDraftApi(APIView):
     OutputSerializer = DraftOut
 
     class InputSerializer(serializers.Serializer):
-        data = serializers.DictField()
+        data = serializers.DictField()  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
 
-    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         row = services.task_save_draft(
@@ -187,7 +188,7 @@ class TaskReassignApi(APIView):
     class InputSerializer(serializers.Serializer):
         assignTo = serializers.UUIDField()
 
-    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         row = services.task_reassign(
@@ -204,7 +205,7 @@ class TaskEscalateApi(APIView):
         reason = StrictCharField(max_length=2000)
         escalateTo = serializers.UUIDField(required=False, allow_null=True, default=None)
 
-    def post(self, request: Request, case_id: Any, step_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data

@@ -4,13 +4,14 @@ workflows:write for create/edit, workflows:publish for publish/withdraw (`workfl
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.workflows.definitions import SLA_HOURS_MAX, step_shape_errors
 from casemgmt.workflows.models import Workflow
 from casemgmt.workflows.openapi import WorkflowOut, WorkflowPageOut
@@ -101,7 +102,7 @@ class WorkflowListCreateApi(APIView):
             query("status", one_of(Workflow.DRAFT, Workflow.PUBLISHED, Workflow.WITHDRAWN)),
         ],
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
@@ -112,7 +113,7 @@ class WorkflowListCreateApi(APIView):
         return Response({"data": [workflow_out(w) for w in rows], "total": total, "next": next_url})
 
     @extend_schema(responses={201: WorkflowOut})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -129,10 +130,10 @@ class WorkflowDetailApi(APIView):
     class InputSerializer(DefinitionInput):
         pass
 
-    def get(self, request: Request, workflow_id: Any) -> Response:
+    def get(self, request: AuthenticatedRequest, workflow_id: UUID) -> Response:
         return Response(workflow_out(workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)))
 
-    def put(self, request: Request, workflow_id: Any) -> Response:
+    def put(self, request: AuthenticatedRequest, workflow_id: UUID) -> Response:
         workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -146,7 +147,7 @@ class WorkflowPublishApi(APIView):
     required = {"POST": "workflows:publish"}
     OutputSerializer = WorkflowOut
 
-    def post(self, request: Request, workflow_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, workflow_id: UUID) -> Response:
         workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
         return Response(workflow_out(workflow_publish(user=request.user, workflow=workflow)))
 
@@ -155,6 +156,6 @@ class WorkflowWithdrawApi(APIView):
     required = {"POST": "workflows:publish"}
     OutputSerializer = WorkflowOut
 
-    def post(self, request: Request, workflow_id: Any) -> Response:
+    def post(self, request: AuthenticatedRequest, workflow_id: UUID) -> Response:
         workflow = workflow_get(tenant_id=request.user.tenant_id, workflow_id=workflow_id)
         return Response(workflow_out(workflow_withdraw(user=request.user, workflow=workflow)))

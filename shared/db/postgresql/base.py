@@ -33,7 +33,7 @@ def counting_cursor(cursor_class: type, alias: str, vendor: str) -> type:
     def failed(exc: BaseException) -> None:
         errors_total.labels(alias, vendor, type(exc).__name__).inc()
 
-    class CountingCursor(cursor_class):  # type: ignore[valid-type,misc]
+    class CountingCursor(cursor_class):
         def execute(self, *args: Any, **kwargs: Any) -> Any:
             executed.inc()
             started = default_timer()

@@ -65,7 +65,7 @@ def test_deleted_theme_falls_back_to_default(api, user, tenant):
 
 
 @pytest.mark.parametrize(
-    "body, field",
+    ("body", "field"),
     [
         ({"timezone": "Mars/Olympus"}, "timezone"),
         ({"timezone": 5}, "timezone"),

@@ -130,7 +130,7 @@ def test_agent_with_password_is_400(admin_api):
 
 
 @pytest.mark.parametrize(
-    "body, field",
+    ("body", "field"),
     [
         ({"displayName": "X"}, "email"),
         ({"email": "not-an-email", "displayName": "X"}, "email"),
@@ -285,7 +285,7 @@ def test_cannot_disable_yourself(admin_api, admin_user):
 
 
 @pytest.mark.parametrize(
-    "method, suffix, body",
+    ("method", "suffix", "body"),
     [("put", "", {"displayName": "x"}), ("post", "/disable", None), ("post", "/enable", None)],
 )
 def test_other_tenants_principal_is_404(admin_api, make_user, other_tenant, method, suffix, body):
@@ -301,7 +301,7 @@ def test_other_tenants_principal_is_404(admin_api, make_user, other_tenant, meth
 
 
 @pytest.mark.parametrize(
-    "method, path",
+    ("method", "path"),
     [
         ("get", "/admin/principals"),
         ("post", "/admin/principals"),

@@ -51,7 +51,7 @@ def test_create_role_and_list_only_own_tenant(admin_api, tenant, other_tenant):
 
 
 @pytest.mark.parametrize(
-    "body, field",
+    ("body", "field"),
     [
         ({"name": "x", "displayName": "X", "permissions": ["cases:fly"]}, "permissions[0]"),
         ({"name": "x", "displayName": "X", "permissions": ["cases:read", "nope:*"]}, "permissions[1]"),
@@ -139,7 +139,7 @@ def test_other_tenants_role_is_404(admin_api, other_tenant):
 
 
 @pytest.mark.parametrize(
-    "method, path",
+    ("method", "path"),
     [("get", "/admin/roles"), ("post", "/admin/roles"), ("put", "/admin/roles/{id}/permissions")],
 )
 def test_role_endpoints_need_admin_roles(api, make_user, tenant, method, path):

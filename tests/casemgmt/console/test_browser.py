@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from selenium import webdriver  # a dev dependency: a missing one is an install error, not a skip
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -59,7 +60,7 @@ def shows(driver, text: str, **kwargs: Any) -> None:
 def until(driver, script: str, what: str, timeout: float = 20) -> None:
     try:
         WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
-    except Exception:
+    except WebDriverException:  # the wait's timeout, or the script failing in the page
         raise AssertionError(f"{what} never happened; the page shows: {browser.text_of(driver)}") from None
 
 

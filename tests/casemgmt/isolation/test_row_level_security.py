@@ -77,9 +77,8 @@ def test_an_unfiltered_query_in_a_tenant_transaction_sees_only_that_tenant(tenan
 def test_a_tenant_cannot_write_rows_of_another_tenant(tenant, other_tenant):
     from django.db import ProgrammingError
 
-    with pytest.raises(ProgrammingError, match="row-level security"):
-        with rls.tenant_transaction(tenant.id):
-            Role.objects.create(tenant=other_tenant, name="intruder", display_name="x", permissions=[])
+    with pytest.raises(ProgrammingError, match="row-level security"), rls.tenant_transaction(tenant.id):
+        Role.objects.create(tenant=other_tenant, name="intruder", display_name="x", permissions=[])
     with rls.tenant_transaction(tenant.id):
         assert Role.objects.filter(tenant=other_tenant).update(display_name="changed") == 0
         assert Role.objects.filter(tenant=other_tenant).delete()[0] == 0

@@ -54,7 +54,7 @@ class Writer(threading.Thread):
                 if self.done % 3 == 2:
                     document_delete(user=self.user, document=document)
                 self.done += 1
-        except Exception as exc:  # reported by the test
+        except Exception as exc:  # noqa: BLE001 - reported by the test
             self.errors.append(exc)
         finally:
             connection.close()

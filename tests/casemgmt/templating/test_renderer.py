@@ -26,7 +26,7 @@ CTX = {
 
 
 @pytest.mark.parametrize(
-    "template, expected",
+    ("template", "expected"),
     [
         ("{{case_data.applicant.name}}", "Ann O'Neil <ann@x>"),  # no HTML escaping
         ("{{{case_data.applicant.name}}}", "Ann O'Neil <ann@x>"),
@@ -63,7 +63,7 @@ def test_renders_the_spec_language(template, expected):
 
 
 @pytest.mark.parametrize(
-    "condition, expected",
+    ("condition", "expected"),
     [
         ("gt case_data.amount 1000", True),
         ("{{gt case_data.amount 10000}}", False),

@@ -79,7 +79,7 @@ def test_branding_partial_update_and_logo_removal(admin_api, tenant):
 
 
 @pytest.mark.parametrize(
-    "body, field",
+    ("body", "field"),
     [
         ({"primaryColor": "red"}, "primaryColor"),
         ({"primaryColor": "#12345"}, "primaryColor"),
@@ -143,7 +143,7 @@ def test_terminology_replace(admin_api, api, viewer, tenant, make_user, other_te
 
 
 @pytest.mark.parametrize(
-    "change, field",
+    ("change", "field"),
     [
         ({"case": ""}, "case"),
         ({"tasks": "x" * 51}, "tasks"),
@@ -260,7 +260,7 @@ def test_theme_name_is_unique_per_tenant(admin_api, tenant):
 
 
 @pytest.mark.parametrize(
-    "body, field",
+    ("body", "field"),
     [
         ({"cssVariables": {}}, "name"),
         ({"name": "", "cssVariables": {}}, "name"),

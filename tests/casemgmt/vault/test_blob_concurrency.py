@@ -31,7 +31,7 @@ def in_threads(*work: Callable[[], Any]) -> list[Any]:
         try:
             barrier.wait()
             results[index] = fn()
-        except BaseException as exc:  # reported to the test below
+        except BaseException as exc:  # noqa: BLE001 - reported to the test below
             results[index] = exc
         finally:
             connection.close()

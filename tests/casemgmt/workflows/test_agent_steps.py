@@ -47,6 +47,7 @@ class ChatHandler(BaseHTTPRequestHandler):
         self.answer(
             200, {"model": "stub-model", "choices": [{"message": {"role": "assistant", "content": reply}}]}
         )
+        return None
 
     def answer(self, status: int, payload: dict) -> None:
         raw = json.dumps(payload).encode()

@@ -77,7 +77,7 @@ def test_publish_lists_every_problem(flow):
 
 
 @pytest.mark.parametrize(
-    "steps, message",
+    ("steps", "message"),
     [
         ([task_step("a"), task_step("a")], "duplicate step id"),
         ([task_step("a", dependsOn=["b"]), task_step("b")], "dependency cycle"),

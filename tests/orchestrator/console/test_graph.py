@@ -37,8 +37,8 @@ def test_boxes_never_overlap_and_fit_the_drawing():
     result = layout([Node(id=n, label=n, status="pending", upstream=ups) for n, ups in edges.items()])
     for a, b in combinations(result.nodes, 2):
         assert abs(a.x - b.x) >= NODE_WIDTH or abs(a.y - b.y) >= NODE_HEIGHT, (a.id, b.id)
-    assert all(0 <= n.x and n.x + NODE_WIDTH <= result.width for n in result.nodes)
-    assert all(0 <= n.y and n.y + NODE_HEIGHT <= result.height for n in result.nodes)
+    assert all(n.x >= 0 and n.x + NODE_WIDTH <= result.width for n in result.nodes)
+    assert all(n.y >= 0 and n.y + NODE_HEIGHT <= result.height for n in result.nodes)
     assert len(result.edges) == 12
 
 

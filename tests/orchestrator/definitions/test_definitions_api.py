@@ -252,7 +252,7 @@ def test_parameter_sets(api):
 
 
 @pytest.mark.parametrize(
-    "method,path",
+    ("method", "path"),
     [("get", "/api/tasks"), ("get", "/api/tasks/t"), ("put", "/api/tasks/t"), ("delete", "/api/tasks/t"), ("get", "/api/dags"),
      ("put", "/api/dags/d"), ("get", "/api/contexts"), ("put", "/api/contexts/c"), ("get", "/api/parameter-sets"),
      ("put", "/api/parameter-sets/p")],

@@ -312,7 +312,7 @@ def test_queues_positions_and_purge(api):
 
 
 @pytest.mark.parametrize(
-    "method,path",
+    ("method", "path"),
     [("post", "/api/schedule-dag"), ("post", "/api/schedule-task"), ("post", "/api/cancel-run/x"), ("post", "/api/rerun/x"),
      ("get", "/api/runs"), ("get", "/api/runs/x"), ("get", "/api/runs/x/graph"), ("get", "/api/tasks/x_1/logs"),
      ("get", "/api/queues"), ("post", "/api/queues/q/purge"), ("get", "/api/agents")],

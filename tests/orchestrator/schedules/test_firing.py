@@ -67,7 +67,7 @@ def test_a_due_fire_time_makes_one_run_and_moves_the_cursor(dag):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "catchup, max_catchup, expected_offsets",
+    ("catchup", "max_catchup", "expected_offsets"),
     [
         ("none", 10, []),  # ten missed hours, the latest 30 minutes old: past the grace, skipped
         ("latest", 10, [10]),  # only the most recent missed one
@@ -190,7 +190,7 @@ def test_concurrent_ticks_fire_each_fire_time_exactly_once(dag, caplog):
             barrier.wait()
             for step in range(3):
                 made.append(schedules_tick(now=first + (4 + step) * HOUR, ticker=name))
-        except BaseException as exc:  # reported by the main thread
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             failures.append(exc)
         finally:
             connection.close()

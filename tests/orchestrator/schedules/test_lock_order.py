@@ -27,7 +27,7 @@ WRITES = 30
 
 
 @pytest.mark.django_db(transaction=True)
-def test_fires_of_a_limited_dag_beside_its_puts_and_cancels_never_deadlock(api, caplog):
+def test_fires_of_a_limited_dag_beside_its_puts_and_cancels_never_deadlock(api, caplog):  # noqa: C901 - one scenario, its threads inline
     put_task(api, "lock_a", "true")
     put_dag(api, "lock_dag", [{"id": "lock_a"}], max_active_runs=1)
     schedules = [
@@ -67,7 +67,7 @@ def test_fires_of_a_limited_dag_beside_its_puts_and_cancels_never_deadlock(api, 
         try:
             barrier.wait(timeout=30)
             work()
-        except BaseException as exc:  # reported by the main thread
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             failures.append(exc)
         finally:
             connection.close()

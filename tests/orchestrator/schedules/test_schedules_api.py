@@ -137,7 +137,7 @@ BAD_BODIES = [
 ]
 
 
-@pytest.mark.parametrize("body, field", BAD_BODIES, ids=[f for _, f in BAD_BODIES])
+@pytest.mark.parametrize(("body", "field"), BAD_BODIES, ids=[f for _, f in BAD_BODIES])
 def test_bad_bodies_are_400_naming_the_field(api, targets, body, field):
     assert_error(api.post("/api/schedules", body, format="json"), 400, "validation_error", field=field)
     assert not Schedule.objects.exists()
@@ -212,7 +212,7 @@ ROUTES = [
 RANK = {"viewer": 0, "operator": 1, "admin": 2}
 
 
-@pytest.mark.parametrize("method, path, needed", ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
+@pytest.mark.parametrize(("method", "path", "needed"), ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
 def test_roles(api, settings, targets, method, path, needed):
     settings.ORCH_SECURITY_ENABLED = True
     call = getattr(api, method.lower())

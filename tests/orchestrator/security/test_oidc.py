@@ -72,7 +72,7 @@ def oidc_settings(settings):
 
 
 @pytest.mark.parametrize(
-    "claim, role",
+    ("claim", "role"),
     [
         ("admin", "admin"),
         (["staff", "operator"], "operator"),

@@ -82,7 +82,7 @@ def security_on(settings):
     settings.ORCH_SECURITY_ENABLED = True
 
 
-@pytest.mark.parametrize("method, path, needed", ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
+@pytest.mark.parametrize(("method", "path", "needed"), ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
 def test_role_matrix(api, method, path, needed):
     assert_code(call(api, method, path), 401, "not_authenticated")
     assert_code(

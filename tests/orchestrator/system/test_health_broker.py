@@ -15,12 +15,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def stopped_broker(settings) -> Iterator[None]:
+def stopped_broker(settings) -> None:
     server = PrivateRedis()
     server.start()
     settings.CELERY_BROKER_URL = f"{server.url}/3"
     server.stop()
-    yield
 
 
 @pytest.fixture

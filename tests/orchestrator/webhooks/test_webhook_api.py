@@ -102,7 +102,7 @@ def test_roles_and_anonymous(api, roles):
 
 
 @pytest.mark.parametrize(
-    "overrides, field",
+    ("overrides", "field"),
     [
         ({"url": "ftp://example.com/x"}, "url"),
         ({"url": "not a url"}, "url"),

@@ -39,7 +39,7 @@ def test_concurrent_dispatchers_claim_each_event_once():
             barrier.wait()
             while count := events_dispatch(batch_size=7):
                 claimed.append(count)
-        except BaseException as exc:  # surfaced by the assertion below
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertion below
             errors.append(exc)
         finally:
             connections.close_all()

@@ -40,7 +40,7 @@ def test_concurrent_writers_leave_one_linear_chain():
                     # Work before the append, as a service does: the chain is read after it.
                     Tenant.objects.filter(pk=tenant.pk).update(name=f"audit-{index}-{i}")
                     append(tenant, writer=index, i=i)
-        except Exception as exc:  # surfaced by the assertion below
+        except Exception as exc:  # noqa: BLE001 - surfaced by the assertion below
             failures.append(exc)
         finally:
             connections.close_all()
@@ -62,7 +62,7 @@ def test_concurrent_writers_leave_one_linear_chain():
 def test_a_rolled_back_change_leaves_no_audit_row():
     tenant = new_tenant()
     append(tenant)
-    with pytest.raises(RuntimeError), transaction.atomic():
+    with pytest.raises(RuntimeError), transaction.atomic():  # noqa: PT012 - the raise inside rolls the block back
         append(tenant)
         raise RuntimeError("the change fails after its audit row was written")
     append(tenant)
