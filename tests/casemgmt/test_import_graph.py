@@ -27,7 +27,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("workflows",),
     ("vault",),
     ("connectors",),
-    ("dags", "notifications", "webhooks", "reports", "ops"),
+    ("dags", "notifications", "webhooks", "reports"),
+    ("ops",),  # backup and restore reach into every app's data (restore re-grants the report role)
     ("console",),
 ]
 APPS = {app: level for level, layer in enumerate(LAYERS) for app in layer}
