@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView
 
-from shared.web.docs import RedocDocsView
+from shared.web.docs import docs_urls
 
 # Django tries the routes in this order on every request and no two apps share a route, so the
 # hottest ones (case reads, lists and creation) come first: they matched after ~35 others before.
@@ -22,9 +22,8 @@ urlpatterns = [
     path("", include("casemgmt.realtime.urls")),
     path("", include("casemgmt.console.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("docs", RedocDocsView.as_view(url_name="openapi"), name="docs"),
+    *docs_urls(schema_url_name="openapi"),
     path("admin/", admin.site.urls),
-    path("", include("django_prometheus.urls")),
 ]
 
 handler400 = "shared.api.views.handler400"

@@ -97,6 +97,10 @@ def check_inputs(connector: Connector, action: Action, inputs: dict[str, Any]) -
         if value is None or value == "":
             if spec.required:
                 errors.append({"field": name, "error": "is required"})
+            elif value == "" and name in inputs and spec.type in ("string", "any"):
+                # A text input whose template renders empty (an `{{#unless}}` that is false) is
+                # still given: the call gets the empty string, and a dry run shows the key.
+                checked[name] = ""
             continue
         if problem := type_problem(spec, value):
             errors.append({"field": name, "error": problem})

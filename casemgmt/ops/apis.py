@@ -1,4 +1,6 @@
-"""Liveness, readiness and health (public: probes and monitors send no credentials)."""
+"""Liveness, readiness, health and Prometheus metrics (public: probes, monitors and scrapers send no
+credentials). Plain Django views, cheap and independent of the API's authentication; they are
+documented in config/openapi_routes.py."""
 
 from __future__ import annotations
 
@@ -6,12 +8,15 @@ import time
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django_prometheus.exports import ExportToDjangoView
 
+from shared.api.views import allow_methods
 from shared.health import probe_broker, probe_database
 
 STARTED_AT = time.monotonic()
 
 
+@allow_methods("GET", "HEAD")
 def health(request: HttpRequest) -> JsonResponse:
     db = probe_database()
     return JsonResponse(
@@ -25,10 +30,12 @@ def health(request: HttpRequest) -> JsonResponse:
     )
 
 
+@allow_methods("GET", "HEAD")
 def healthz(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok\n", content_type="text/plain")
 
 
+@allow_methods("GET", "HEAD")
 def readyz(request: HttpRequest) -> HttpResponse:
     db, broker = probe_database(), probe_broker()
     if db.ok and broker.ok:
@@ -37,3 +44,8 @@ def readyz(request: HttpRequest) -> HttpResponse:
     return HttpResponse(
         f"not ready: {', '.join(problems)} unreachable\n", content_type="text/plain", status=503
     )
+
+
+@allow_methods("GET", "HEAD")
+def metrics(request: HttpRequest) -> HttpResponse:
+    return ExportToDjangoView(request)

@@ -6,4 +6,5 @@ urlpatterns = [
     path("health", apis.health, name="health"),
     path("healthz", apis.healthz, name="healthz"),
     path("readyz", apis.readyz, name="readyz"),
+    path("metrics", apis.metrics, name="prometheus-django-metrics"),
 ]

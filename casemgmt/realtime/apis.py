@@ -1,7 +1,9 @@
-"""`POST /ws/ticket`: a one-use ticket for opening `/ws` without a credential in the URL."""
+"""`POST /ws/ticket`: a one-use ticket for opening `/ws` without a credential in the URL; `/ws` asked
+over plain HTTP."""
 
 from __future__ import annotations
 
+from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -10,7 +12,9 @@ from rest_framework.views import APIView
 
 from casemgmt.realtime.tickets import TICKET_SECONDS, ticket_issue
 from shared.api import errors
+from shared.api.handler import error_response
 from shared.api.time import iso
+from shared.api.views import allow_methods
 from shared.auth.tokens import bearer_token
 
 TICKET_OUT = inline_serializer(
@@ -53,3 +57,9 @@ class WebSocketTicketApi(APIView):
             raise errors.NotAuthenticated("A ticket is issued for a bearer credential.")
         issued = ticket_issue(credential=credential)
         return Response({"ticket": issued.ticket, "expiresAt": iso(issued.expires_at)})
+
+
+@allow_methods("GET")
+def websocket_over_http(request: HttpRequest) -> HttpResponse:
+    """The WebSocket handshake goes to the consumer (config/asgi.py); a plain GET gets here."""
+    return error_response(errors.UpgradeRequired())

@@ -3,7 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView
 
 from orchestrator.system.apis import PrometheusMetricsApi
-from shared.web.docs import RedocDocsView
+from shared.web.docs import docs_urls
 
 urlpatterns = [
     path("api/", include("orchestrator.system.urls")),
@@ -15,7 +15,7 @@ urlpatterns = [
     path("api/", include("orchestrator.schedules.urls")),
     path("api/", include("orchestrator.audit.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("docs", RedocDocsView.as_view(url_name="openapi"), name="docs"),
+    *docs_urls(schema_url_name="openapi"),
     path("admin/", admin.site.urls),
     path("", include("orchestrator.console.urls")),
     path("", include("orchestrator.security.urls")),  # OIDC login routes, when configured

@@ -259,7 +259,13 @@ class TaskLogsApi(APIView):
         tail = QueryIntegerField(minimum=1, maximum=100_000)
         since = QueryTimestampField()
 
-    @extend_schema(responses=openapi.LogsOut)
+    @extend_schema(
+        responses=openapi.LogsOut,
+        parameters=[
+            query("tail", {"type": "integer", "minimum": 1, "maximum": 100_000}, "only the last N lines"),
+            query("since", TIMESTAMP_OR_DATE, "only lines written after this time"),
+        ],
+    )
     def get(self, request: Request, task_run_id: str) -> Response:
         tr = selectors.task_run_get(task_run_id)
         filters = self.FilterSerializer(data=request.query_params)
@@ -280,7 +286,12 @@ class TaskLogStreamApi(APIView):
         self.request.accepted_media_type = JSONRenderer.media_type
         return super().handle_exception(exc)
 
-    @extend_schema(responses={(200, "text/event-stream"): str})
+    @extend_schema(
+        responses={(200, "text/event-stream"): str},
+        parameters=[
+            query("after", {"type": "string", "pattern": "^[0-9]{1,18}$"}, "resume after this line id")
+        ],
+    )
     def get(self, request: Request, task_run_id: str) -> StreamingHttpResponse:
         tr = selectors.task_run_get(task_run_id)
         raw_after = request.headers.get("Last-Event-ID") or request.query_params.get("after") or "0"

@@ -171,7 +171,7 @@ class ScheduleDetailApi(APIView):
         )
         return Response(schedule_out(schedule))
 
-    @extend_schema(responses=openapi.ScheduleDeleted)
+    @extend_schema(responses={200: openapi.ScheduleDeleted})
     def delete(self, request: Request, schedule_id: str) -> Response:
         services.schedule_delete(actor=actor_name(request.user), schedule_id=schedule_id)
         return Response({"success": True, "message": f"Schedule {schedule_id} deleted."})

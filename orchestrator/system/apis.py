@@ -69,7 +69,7 @@ def recovery_out(state: SweepState | None) -> dict[str, Any]:
     return {
         "status": status,
         "reason": reason,
-        "last_sweep_at": last,
+        "last_sweep_at": iso(last),
         "last_sweep_by": state.last_run_by if state else "",
         "period_seconds": overdue,
     }

@@ -86,6 +86,15 @@ class MethodNotAllowed(ApplicationError):
     default_message = "Method not allowed."
 
 
+class UpgradeRequired(ApplicationError):
+    """426: a WebSocket route asked over plain HTTP. (No `Upgrade` header: WSGI servers refuse
+    hop-by-hop headers from the application.)"""
+
+    status_code = 426
+    code = "upgrade_required"
+    default_message = "This route speaks WebSocket: open it with `Upgrade: websocket`."
+
+
 class Conflict(ApplicationError):
     """409; the code says which conflict (already_exists, version_conflict, invalid_state...)."""
 

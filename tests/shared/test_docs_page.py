@@ -7,6 +7,7 @@ import pytest
 
 from tests.support.docs_page import (
     assert_assets_local,
+    assert_docs_console_clean,
     assert_docs_render_offline,
     assert_html_pages_carry_policy,
     assert_policy_first_party,
@@ -26,5 +27,9 @@ def test_every_html_page_carries_the_policy(client):
 
 def test_docs_render_in_chromium_with_the_network_cut_off(live_server):
     assert_docs_render_offline(
-        live_server.url, title="Case service API", operation="cases_list", screenshot="case-docs-offline.png"
+        live_server.url, title="Case service API", operation="listCases", screenshot="case-docs-offline.png"
     )
+
+
+def test_docs_page_logs_no_console_error(live_server):
+    assert_docs_console_clean(live_server.url, operation="listCases")

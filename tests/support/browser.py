@@ -115,3 +115,29 @@ def save_screenshot(driver, name: str) -> Path:
     path = SCREENSHOT_DIR / name
     assert driver.save_screenshot(str(path)), path
     return path
+
+
+def console_errors(url: str, *, ready_selector: str, timeout: float = 30) -> list[dict]:
+    """The SEVERE entries of the browser console (failed loads, policy violations, script errors)
+    once `ready_selector` is in the page at `url`."""
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium()
+    for flag in [*HEADLESS_FLAGS, "--window-size=1280,1000"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(
+        options=options, service=webdriver.ChromeService(executable_path=chromedriver())
+    )
+    try:
+        driver.get(url)
+        WebDriverWait(driver, timeout).until(
+            expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ready_selector))
+        )
+        return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    finally:
+        driver.quit()

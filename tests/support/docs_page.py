@@ -51,3 +51,10 @@ def assert_docs_render_offline(base_url: str, *, title: str, operation: str, scr
     assert title in dom
     assert f"operation/{operation}" in dom
     assert browser.screenshot(base_url + "/docs", screenshot).stat().st_size > 0
+
+
+def assert_docs_console_clean(base_url: str, *, operation: str) -> None:
+    """Chromium logs no error while the docs page loads and renders (a blocked fetch, such as an
+    asset the page's own policy refuses, is one)."""
+    errors = browser.console_errors(base_url + "/docs", ready_selector=f'[id="operation/{operation}"]')
+    assert errors == [], errors

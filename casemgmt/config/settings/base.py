@@ -9,6 +9,7 @@ from typing import Any
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from casemgmt.config import api_docs
 from shared import conf
 from shared.audit import signing as audit_signing
 from shared.web import clientip
@@ -127,10 +128,17 @@ SPECTACULAR_SETTINGS = {
     # Error responses and the strings the parser refuses, added to every operation alike.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
+        "casemgmt.config.openapi_routes.add_routes",
         "shared.api.openapi.postprocess",
     ],
     "COMPONENT_SPLIT_REQUEST": True,
+    # What the document says to people (config/api_docs.py): the introduction and the resources.
+    "DESCRIPTION": api_docs.DESCRIPTION,
+    "TAGS": api_docs.TAGS,
 }
+# Operation ids and tags, given centrally by shared.api.schema.AutoSchema rather than per view.
+API_DOCS_TAG_PATHS = api_docs.TAG_PATHS
+API_DOCS_OPERATION_IDS = api_docs.OPERATION_IDS
 
 JWT = {
     "SIGNING_KEY": env.str("CASE_JWT_SIGNING_KEY", default="") or SECRET_KEY,

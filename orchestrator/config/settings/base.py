@@ -7,6 +7,7 @@ from pathlib import Path
 
 import environ
 
+from orchestrator.config import api_docs
 from shared import conf
 from shared.audit import signing as audit_signing
 from shared.web import clientip
@@ -111,7 +112,13 @@ SPECTACULAR_SETTINGS = {
     ],
     # With security on only /api/health is open; the schema needs a viewer.
     "SERVE_PERMISSIONS": ["orchestrator.security.permissions.RolePermission"],
+    # What the document says to people (config/api_docs.py): the introduction and the resources.
+    "DESCRIPTION": api_docs.DESCRIPTION,
+    "TAGS": api_docs.TAGS,
 }
+# Operation ids and tags, given centrally by shared.api.schema.AutoSchema rather than per view.
+API_DOCS_TAG_PATHS = api_docs.TAG_PATHS
+API_DOCS_OPERATION_IDS = api_docs.OPERATION_IDS
 
 # Security: off by default for the embedded run, on in deploy/.
 ORCH_SECURITY_ENABLED = env.bool("ORCH_SECURITY_ENABLED", default=False)

@@ -130,6 +130,17 @@ def test_dry_run_resolves_expressions(api, admin_user, tenant):
     assert tested.changes == {"action": "request", "dryRun": True, "success": True}
 
 
+def test_dry_run_keeps_a_key_whose_template_renders_empty(api, admin_user):
+    body = {
+        "config": {"method": "POST", "url": "https://api.example.com/c", "body": "{{#unless case_data.quiet}}hello{{/unless}}"},
+        "context": {"case_data": {"quiet": True}},
+        "dryRun": True,
+    }  # fmt: skip
+    response = api(admin_user).post("/connectors/http/actions/request/test", body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["result"]["resolved"]["body"] == ""
+
+
 def test_test_call_validation(api, admin_user):
     client = api(admin_user)
     missing = client.post(

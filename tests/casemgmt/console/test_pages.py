@@ -186,3 +186,11 @@ def test_documents_are_tenant_scoped(waiting_case, admin_user, other_tenant):
     assert _upload(outsider, waiting_case["id"]).status_code == 404
     anonymous = Client().get(f"/console/documents/{document.id}/download")
     assert anonymous.status_code == 302 and anonymous["Location"].startswith("/console/login")
+
+
+def test_the_nav_links_the_api_docs(admin_user):
+    client = signed_in(admin_user)
+    page = client.get("/console/cases").content.decode()
+    nav = page[page.index('<nav aria-label="Main">') : page.index("</nav>")]
+    assert '<a href="/docs" hx-boost="false">API docs</a>' in nav
+    assert client.get("/docs").status_code == 200

@@ -288,3 +288,11 @@ def test_runs_are_paged_and_filtered_with_links_that_keep_the_filters(users, etl
     Run.objects.filter(pk="etl-03").update(status="failed")
     failed = client.get("/console/?status=failed").content.decode()
     assert "1–1 of 1" in failed and "etl-03" in failed
+
+
+def test_the_nav_links_the_api_docs_which_a_signed_in_viewer_can_open(users, settings):
+    settings.ORCH_SECURITY_ENABLED = True
+    client = signed_in(users["viewer"])
+    page = client.get("/console/dags").content.decode()
+    assert re.search(r'<nav aria-label="Main">.*<a href="/docs" hx-boost="false">API docs</a>', page, re.S)
+    assert client.get("/docs").status_code == 200

@@ -66,6 +66,13 @@ def test_status_fields_and_types(api):
     }
 
 
+def test_last_sweep_at_is_a_millisecond_timestamp_like_the_others(api):
+    at = timezone.now().replace(microsecond=123456)  # a sweep records the time with microseconds
+    sweep_state_record(at=at, by="a1@host")
+    recovery = api.get("/api/status").json()["components"]["recovery"]
+    assert recovery["last_sweep_at"] == at.strftime("%Y-%m-%dT%H:%M:%S.123Z")
+
+
 def test_status_with_only_healthy_agents_is_healthy(api):
     sweep_state_record(at=now_ms(), by="a1@host")  # and recovery running
     heartbeat("a1@host", age_seconds=0)
