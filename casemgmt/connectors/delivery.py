@@ -35,6 +35,7 @@ from casemgmt.tenancy import rls
 from casemgmt.workflows.engine import template_context
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services.steps import step_fail, step_succeed
+from shared import backoff
 from shared.api.errors import ApplicationError
 from shared.api.time import now_ms
 
@@ -55,8 +56,8 @@ class InvalidState(ApplicationError):
 
 def backoff_seconds(attempt: int) -> float:
     """The wait after failed attempt n: base * 2**(n-1), capped (1, 2, 4, 8 ... 60 s by default)."""
-    return min(
-        settings.CONNECTOR_RETRY_BASE_SECONDS * 2 ** (attempt - 1), settings.CONNECTOR_RETRY_MAX_SECONDS
+    return backoff.exponential(
+        attempt, base=settings.CONNECTOR_RETRY_BASE_SECONDS, cap=settings.CONNECTOR_RETRY_MAX_SECONDS
     )
 
 

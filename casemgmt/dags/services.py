@@ -18,7 +18,6 @@ from django.db import transaction
 from django.db.models import Q
 
 from casemgmt.connectors.base import ConnectorError
-from casemgmt.connectors.crypto import UndecryptableConfig
 from casemgmt.connectors.inputs import render_value
 from casemgmt.connectors.selectors import connector_config_values
 from casemgmt.dags import client
@@ -31,6 +30,7 @@ from casemgmt.workflows.services.steps import step_fail, step_succeed
 from shared import signing
 from shared.api import errors
 from shared.api.time import now_ms
+from shared.crypto import UndecryptableSecret
 
 if TYPE_CHECKING:
     from casemgmt.cases.models import Case
@@ -57,7 +57,7 @@ def dag_run_create(*, row: CaseStep, step: dict[str, Any]) -> DagRun:
 def _config(tenant_id: Any) -> dict[str, Any]:
     try:
         config = connector_config_values(tenant_id=tenant_id, key=CONNECTOR)
-    except UndecryptableConfig as exc:
+    except UndecryptableSecret as exc:
         raise ConnectorError("not_configured", str(exc)) from exc
     if not config:
         raise ConnectorError("not_configured", "the orchestrator connector is not configured for this tenant")

@@ -13,6 +13,7 @@ from casemgmt.tenancy.background import row_task, system_task
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services import agents
 from casemgmt.workflows.services.inbox import tasks_escalate_overdue
+from shared import backoff
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +31,9 @@ def enqueue_agent_step(step_pk: int, *, attempt: int, countdown: float = 0) -> N
 
 def backoff_seconds(attempt: int) -> float:
     """Exponential: base, 2*base, 4*base... capped."""
-    return min(settings.LLM_RETRY_BASE_SECONDS * 2 ** (attempt - 1), settings.LLM_RETRY_MAX_SECONDS)
+    return backoff.exponential(
+        attempt, base=settings.LLM_RETRY_BASE_SECONDS, cap=settings.LLM_RETRY_MAX_SECONDS
+    )
 
 
 @shared_task(name="casemgmt.workflows.run_agent_step", ignore_result=True)

@@ -12,9 +12,10 @@ from django.utils import timezone
 
 from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.events.models import Event
-from orchestrator.webhooks import crypto, tasks
+from orchestrator.webhooks import tasks
 from orchestrator.webhooks.models import Delivery, Webhook
 from orchestrator.webhooks.payloads import payload_body
+from shared import crypto
 from shared.api import errors
 from shared.api.time import now_ms
 
