@@ -17,9 +17,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
-from kombu.exceptions import OperationalError
 
-from casemgmt.accounts import lockout
+from casemgmt.accounts import lockout, queue
 from casemgmt.accounts.authentication import forget_cached_principals
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.selectors import preferences_of
@@ -223,20 +222,8 @@ def principal_create(
 
 
 def _queue_welcome(user: User) -> None:
-    # Imported here: accounts.tasks imports this module (welcome_email_build), a loop at the top.
-    from casemgmt.accounts.tasks import send_welcome_email
-
     user_id = str(user.id)
-
-    def send() -> None:
-        # After commit the principal exists: a broker outage must not turn that into an error
-        # answer. The email is then not sent, and the log says so.
-        try:
-            send_welcome_email.apply_async(args=[user_id], queue=settings.ACCOUNTS_EMAIL_QUEUE)
-        except (OperationalError, OSError) as exc:
-            logger.warning("Broker unavailable (%s): welcome email for %s not queued", exc, user_id)
-
-    transaction.on_commit(send)
+    transaction.on_commit(lambda: queue.enqueue_welcome_email(user_id))
 
 
 @transaction.atomic

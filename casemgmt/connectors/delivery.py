@@ -20,7 +20,6 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
@@ -30,6 +29,7 @@ from casemgmt.connectors.base import ConnectorError
 from casemgmt.connectors.inputs import InputProblems, prepared_inputs
 from casemgmt.connectors.invocation import Call, Outcome, invoke
 from casemgmt.connectors.models import Delivery, Invocation
+from casemgmt.connectors.queue import enqueue_delivery
 from casemgmt.connectors.registry import connector_get
 from casemgmt.tenancy import rls
 from casemgmt.workflows.engine import template_context
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from casemgmt.cases.models import Case
 
 logger = logging.getLogger(__name__)
-SEND_TASK = "casemgmt.connectors.send_delivery"
 EARLY_TOLERANCE = timedelta(seconds=1)  # a Celery countdown may fire a little early
 STALE_PENDING = timedelta(seconds=30)  # a due row untouched this long lost its queued message
 
@@ -64,13 +63,6 @@ def backoff_seconds(attempt: int) -> float:
 def lease() -> timedelta:
     """How long one attempt may run before it counts as lost (longer than any call it may make)."""
     return timedelta(seconds=settings.CONNECTOR_ATTEMPT_LEASE_SECONDS)
-
-
-def delivery_kick(delivery_id: Any, *, countdown: float = 0) -> None:
-    # By task name: the task module imports this one.
-    current_app.send_task(
-        SEND_TASK, args=[str(delivery_id)], countdown=countdown or None, queue=settings.CONNECTOR_QUEUE
-    )
 
 
 def delivery_create(
@@ -95,7 +87,7 @@ def delivery_create(
         inputs=inputs, render_error=render_error, max_attempts=retries + 1, next_attempt_at=now_ms(),
     )  # fmt: skip
     # robust: a broker outage must not fail the committed change; the sweep sends the row later.
-    transaction.on_commit(lambda: delivery_kick(delivery.pk), robust=True)
+    transaction.on_commit(lambda: enqueue_delivery(delivery.pk), robust=True)
     return delivery
 
 
@@ -178,7 +170,7 @@ def _schedule_retry(delivery: Delivery, error: ConnectorError) -> None:
             error.code,
             countdown,
         )
-        delivery_kick(delivery.pk, countdown=countdown)
+        enqueue_delivery(delivery.pk, countdown=countdown)
 
 
 def _dead(delivery: Delivery, message: str) -> None:
@@ -201,7 +193,7 @@ def deliveries_sweep(*, limit: int = 500) -> int:
         kicked += _take_back(pk, tenant_id, now)
     stale = Delivery.objects.filter(status=Delivery.PENDING, next_attempt_at__lt=now - STALE_PENDING)
     for pk in stale.values_list("pk", flat=True)[:limit]:
-        delivery_kick(pk)
+        enqueue_delivery(pk)
         kicked += 1
     return kicked
 
@@ -223,7 +215,7 @@ def _take_back(pk: Any, tenant_id: Any, now: Any) -> int:
             delivery.save(
                 update_fields=["status", "next_attempt_at", "claimed_until", "last_error", "updated_at"]
             )
-            transaction.on_commit(lambda: delivery_kick(pk), robust=True)
+            transaction.on_commit(lambda: enqueue_delivery(pk), robust=True)
             return 1
         message = f"worker lost the attempt (after {delivery.attempts} attempt(s))"
         delivery.status, delivery.last_error, delivery.claimed_until = Delivery.DEAD, message, None
@@ -256,6 +248,6 @@ def delivery_replay(*, user: User, delivery: Delivery) -> Delivery:
         resource=f"connectors/deliveries/{delivery.pk}",
         changes={"connector": delivery.connector, "action": delivery.action},
     )  # fmt: skip
-    transaction.on_commit(lambda: delivery_kick(delivery.pk), robust=True)
+    transaction.on_commit(lambda: enqueue_delivery(delivery.pk), robust=True)
     delivery.refresh_from_db()
     return delivery

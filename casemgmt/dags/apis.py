@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.dags import openapi, services, tasks
+from casemgmt.dags import openapi, queue, services
 from shared.api.openapi import errors_also
 
 
@@ -33,5 +33,5 @@ class OrchestratorCallbackApi(APIView):
             body=request.body,
         )
         for dag_run_id in dag_run_ids:
-            transaction.on_commit(partial(tasks.enqueue_resolve, dag_run_id))
+            transaction.on_commit(partial(queue.enqueue_resolve, dag_run_id))
         return Response({"applied": bool(dag_run_ids)})

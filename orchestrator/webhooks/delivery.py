@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from orchestrator.webhooks import tasks
+from orchestrator.webhooks import queue
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import Delivery, DeliveryAttempt
 from orchestrator.webhooks.payloads import signature
@@ -122,7 +122,7 @@ def _record(delivery: Delivery, *, started, status_code: int | None, error: str,
     else:
         delay = retry_delay(delivery.attempts)
         new_status, next_at = Delivery.PENDING, now + timedelta(seconds=delay)
-        transaction.on_commit(lambda: tasks.queue_deliveries([str(delivery.id)], countdown=delay))
+        transaction.on_commit(lambda: queue.enqueue_deliveries([str(delivery.id)], countdown=delay))
     Delivery.objects.filter(pk=delivery.pk).update(
         status=new_status,
         next_attempt_at=next_at,

@@ -1,5 +1,5 @@
 """Step types, keyed by `type`. Adding a type is one module in this package that defines a
-`StepType` and calls `register` (see `task.py`, `agent.py`); `load()` imports every module here, and
+`StepType` and calls `register` (see `task.py`, `llm.py`); `load()` imports every module here, and
 nothing else in the engine names a type. Automated types finish their steps from a worker with
 `casemgmt.workflows.services.steps.step_succeed` / `step_fail` (which honour `onFailure`).
 """
