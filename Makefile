@@ -43,6 +43,7 @@ fuzz: install
 lint: install
 	$(VENV)/bin/ruff check casemgmt orchestrator shared tests bench deploy
 	$(VENV)/bin/ruff format --check casemgmt orchestrator shared tests bench deploy
+	$(VENV)/bin/lint-imports
 	DJANGO_SETTINGS_MODULE=casemgmt.config.settings.test $(VENV)/bin/mypy --cache-dir .mypy_cache/case casemgmt shared
 	DJANGO_SETTINGS_MODULE=orchestrator.config.settings.test $(VENV)/bin/mypy --cache-dir .mypy_cache/orch orchestrator shared
 

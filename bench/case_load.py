@@ -90,9 +90,9 @@ def setup_tenant(env: dict[str, str], tenants: int) -> dict[str, object]:
     from django.db import connection
 
     from casemgmt.accounts.models import User
+    from casemgmt.accounts.tenants import tenant_create
     from casemgmt.accounts.tokens import issue_for
     from casemgmt.cases.services import case_type_create
-    from casemgmt.tenancy.services import tenant_create
 
     writers = []
     for n in range(tenants):

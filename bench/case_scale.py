@@ -117,9 +117,9 @@ def setup_tenant() -> dict[str, Any]:
 
     from casemgmt.accounts.models import Role, User
     from casemgmt.accounts.services import user_create
+    from casemgmt.accounts.tenants import tenant_create
     from casemgmt.accounts.tokens import issue_for
     from casemgmt.cases.services import case_type_create
-    from casemgmt.tenancy.services import tenant_create
 
     tenant = tenant_create(name="Scale", admin_email="scale@bench.test", admin_password=PASSWORD)
     admin = User.objects.get(tenant=tenant)

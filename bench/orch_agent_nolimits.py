@@ -17,11 +17,11 @@ from django.core.management import execute_from_command_line
 
 
 def strip_limits() -> None:
-    from orchestrator.runs import executor, lifecycle, limits
+    from orchestrator.runs import claim, pools, state
 
-    lifecycle.FAST_CLAIM_SQL = lifecycle.EXACT_CLAIM_SQL
-    limits.dag_admit_if_waiting = lambda *, dag_id: 0
-    executor.limits.pool_wake = lambda *, pool: 0
+    claim.FAST_CLAIM_SQL = claim.EXACT_CLAIM_SQL
+    state.dag_admit_if_waiting = lambda *, dag_id: 0
+    pools.pool_wake = lambda *, pool: 0
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ class Counters:
 def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
     from django.db import connection
 
-    from orchestrator.runs import dispatch, executor
+    from orchestrator.runs import command, executor, wakeups
     from orchestrator.runs.models import Run, TaskRun
     from orchestrator.runs.planning import ScheduleOptions
     from orchestrator.runs.services import run_schedule_dag
@@ -122,7 +122,7 @@ def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
     executor.execute(task_run_id=ids[0][1], attempt=0, agent_id="profile", agent_session="")
     counters = Counters()
     original_commit = connection._commit
-    original_send = dispatch.send_now
+    original_send = wakeups.send_now
 
     def counting_commit():
         counters.commits += 1
@@ -133,9 +133,9 @@ def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
         return original_send(wakeups)
 
     connection._commit = counting_commit
-    dispatch.send_now = counting_send
+    wakeups.send_now = counting_send
     backend = connection.cursor().connection.info.backend_pid
-    reaper_pid = executor.reaper.proc.pid if executor.reaper.proc else 0
+    reaper_pid = command.reaper.proc.pid if command.reaper.proc else 0
     profiler = cProfile.Profile() if top else None
     before = (os.times(), proc_cpu(backend), proc_cpu(reaper_pid), time.perf_counter())
     with connection.execute_wrapper(counters):
@@ -150,7 +150,7 @@ def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
             profiler.disable()
     t, pg, reaper, wall = os.times(), proc_cpu(backend), proc_cpu(reaper_pid), time.perf_counter()
     connection._commit = original_commit
-    dispatch.send_now = original_send
+    wakeups.send_now = original_send
     n = count - 1
     t0 = before[0]
     own = (t.user - t0.user + t.system - t0.system) * 1000 / n

@@ -28,8 +28,7 @@ ORCH_ENV = dict(
 
 PROCESSES = [
     ("case-web", CASE_ENV, [PY, "-m", "daphne", "-b", "0.0.0.0", "-p", CASE_PORT, "casemgmt.config.asgi:application"]),
-    ("case-worker", CASE_ENV, [PY, "-m", "celery", "-A", "casemgmt.config", "worker", "-B", "-Q", "case.default",
-                               "-c", "2", "-l", "INFO", "-s", str(ROOT / "var" / "case" / "beat-schedule")]),
+    ("case-worker", CASE_ENV, [PY, "manage_case.py", "run_worker", "--queues", "case.default", "--beat"]),
     ("orch-web", ORCH_ENV, [PY, "-m", "daphne", "-b", "0.0.0.0", "-p", ORCH_PORT, "orchestrator.config.asgi:application"]),
     ("orch-worker", ORCH_ENV, [PY, "manage_orch.py", "run_agent", "--queues", "default", "--beat"]),
 ]  # fmt: skip

@@ -90,23 +90,40 @@ def redis_cache(url: str, prefix: str) -> dict[str, Any]:
 
 # channels_redis waits for messages with a blocking pop of this many seconds (its brpop_timeout).
 CHANNEL_LAYER_BLOCK_SECONDS = 5
+# Connections per event loop (a web process runs one) and how long a command waits for a free one.
+# 1,000 sockets closing at once queue their group removals on these instead of failing past the
+# pool's limit; each takes well under a millisecond, so the queue drains in about a second.
+CHANNEL_LAYER_MAX_CONNECTIONS = 50
+CHANNEL_LAYER_POOL_WAIT_SECONDS = 10
+# A channel leaves its group when its socket closes; one whose removal never happened (the process
+# was killed, Redis was unreachable through every retry) is dropped once its membership is this old.
+# An open socket renews its membership every CHANNEL_GROUP_RENEW_SECONDS, so it never ages out.
+CHANNEL_GROUP_EXPIRY_SECONDS = 900
+CHANNEL_GROUP_RENEW_SECONDS = 300
 
 
 def redis_channel_layer(url: str, prefix: str) -> dict[str, Any]:
-    """The Redis channel layer for WebSockets. redis-py reads with a 5 s socket timeout by default,
-    the same as the layer's blocking pop: an idle socket's read then timed out before Redis answered
-    "nothing", the consumer died with "Timeout reading", the browser reconnected, and what was sent
-    in between was lost. The read timeout is now well above the pop's, and still bounded, so a broker
-    that stops answering is noticed."""
+    """The Redis channel layer for WebSockets (`shared.channel_layer`: a bounded pool that waits).
+    redis-py reads with a 5 s socket timeout by default, the same as the layer's blocking pop: an
+    idle socket's read then timed out before Redis answered "nothing", the consumer died with
+    "Timeout reading", the browser reconnected, and what was sent in between was lost. The read
+    timeout is now well above the pop's, and still bounded, so a broker that stops answering is
+    noticed."""
     host = {
         "address": url,
         "socket_timeout": CHANNEL_LAYER_BLOCK_SECONDS * 4,
         "socket_connect_timeout": 5,
         "health_check_interval": 30,
+        "max_connections": CHANNEL_LAYER_MAX_CONNECTIONS,
+        "timeout": CHANNEL_LAYER_POOL_WAIT_SECONDS,
     }
     return {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [host], "prefix": isolation_prefix() + prefix},
+        "BACKEND": "shared.channel_layer.RedisChannelLayer",
+        "CONFIG": {
+            "hosts": [host],
+            "prefix": isolation_prefix() + prefix,
+            "group_expiry": CHANNEL_GROUP_EXPIRY_SECONDS,
+        },
     }
 
 
@@ -126,6 +143,7 @@ CORE_APPS = [
 ]
 
 MIDDLEWARE = [
+    "shared.web.middleware.ClientAddressMiddleware",
     "shared.web.metrics.PrometheusBeforeMiddleware",
     "shared.api.middleware.RequestIDMiddleware",
     "shared.api.middleware.ChunkedBodyMiddleware",
@@ -150,6 +168,7 @@ BROWSER_MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
 API_MIDDLEWARE = [
+    "shared.web.middleware.ClientAddressMiddleware",
     "shared.web.metrics.PrometheusBeforeMiddleware",
     "shared.api.middleware.RequestIDMiddleware",
     "shared.api.middleware.ChunkedBodyMiddleware",

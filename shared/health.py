@@ -33,9 +33,15 @@ def probe_broker(timeout: float = 1.0) -> Probe:
     started = time.perf_counter()
     if url.startswith(("redis://", "rediss://")):
         import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
 
         try:
-            client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+            # One try: redis-py otherwise retries a refused connection three times with backoff,
+            # and a probe must answer within its timeout.
+            client = redis.Redis.from_url(
+                url, socket_connect_timeout=timeout, socket_timeout=timeout, retry=Retry(NoBackoff(), 0)
+            )
             client.ping()
             client.close()
         except Exception as exc:  # connection refused, timeout, auth...

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import urllib3
 
@@ -58,6 +60,48 @@ class Target:
     path: str  # path and query
 
 
+def host_allowed(host: str, ip: IPAddress, allowed_hosts: Iterable[str]) -> bool:
+    """`allowed_hosts` entries are host names (exact, case-insensitive), `*.example.com`
+    (any subdomain), addresses or networks in CIDR form."""
+    host = host.lower().rstrip(".")
+    for entry in allowed_hosts:
+        entry = entry.strip().lower()
+        if not entry:
+            continue
+        if entry.startswith("*.") and host.endswith(entry[1:]):
+            return True
+        if host == entry:
+            return True
+        try:
+            if ip in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def check_url(url: str, *, allowed_hosts: Iterable[str]) -> Target:
+    """Resolves and checks a URL; returns the target to connect to or raises UnsafeTarget. Every
+    address must be public unless the host is allowed (`host_allowed`); metadata addresses never are."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise UnsafeTarget(f"invalid url: {exc}") from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UnsafeTarget("url must be an absolute http or https URL")
+    if parts.username or parts.password:
+        raise UnsafeTarget("credentials in the url are not allowed; use headers or the connector config")
+    host = parts.hostname
+    addresses = resolve(host, port)
+    for ip in addresses:
+        reason = refusal(ip)
+        if ip in METADATA_ADDRESSES or (reason and not host_allowed(host, ip, allowed_hosts)):
+            raise UnsafeTarget(f"{host} resolves to {reason} ({ip}); refused")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Target(scheme=parts.scheme, host=host, port=port, address=str(addresses[0]), path=path)
+
+
 def pinned_request(
     target: Target, method: str, headers: dict[str, str], body: bytes | None, timeout: float
 ) -> urllib3.BaseHTTPResponse:
@@ -81,3 +125,32 @@ def pinned_request(
             method, target.path, body=body, headers={**headers, "Host": host_header},
             redirect=False, retries=False, preload_content=False, assert_same_host=False,
         )  # fmt: skip
+
+
+def network_failure(exc: BaseException, timeout: float) -> tuple[bool, str]:
+    """(whether it was a timeout, what happened) for an error of `pinned_request`.
+
+    urllib3 files a refused or failed connection (NewConnectionError) under its connect-timeout
+    error, so a closed port used to be reported as "no answer within 10s"; the cause is read first.
+    The text names no header or body, only the failure (and the address, which the caller knows)."""
+    errors = urllib3.exceptions
+    if isinstance(exc, errors.NameResolutionError):
+        return False, "DNS lookup failed"
+    if isinstance(exc, errors.NewConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, ConnectionRefusedError):
+            return False, "connection refused"
+        if isinstance(cause, socket.timeout | TimeoutError):
+            return True, f"no connection within {timeout:g}s"
+        return False, f"could not connect: {cause or exc}"
+    if isinstance(exc, errors.ConnectTimeoutError):
+        return True, f"no connection within {timeout:g}s"
+    if isinstance(exc, errors.TimeoutError | socket.timeout | TimeoutError):
+        return True, f"no answer within {timeout:g}s"
+    if isinstance(exc, errors.SSLError):
+        return False, f"TLS error: {exc}"
+    if isinstance(exc, errors.ProtocolError):
+        return False, f"connection broken: {exc.args[-1] if exc.args else exc}"
+    if isinstance(exc, ConnectionRefusedError):
+        return False, "connection refused"
+    return False, f"{type(exc).__name__}: {exc}"

@@ -9,7 +9,9 @@ Idempotency-Key). Each restart: once both services acknowledged new writes, the 
 every backend get SIGKILL (a crash); the clients keep sending for `down` seconds; then PostgreSQL
 starts again (recovering from its write-ahead log) and the script waits until both services
 acknowledge writes again, by themselves. Afterwards every acknowledged id (a 2xx with an id) is
-looked up in the database.
+looked up in the database. The case worker (`manage_case.py run_worker`) and the case beat run
+beside them (the beat sends the connector sweep every second); after each restart the worker must
+run a task again, and both must be the same processes at the end.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def run(*, restarts: int = 5, down_seconds: float = 3.0) -> list[Figures]:
             case.migrate()
             orch.start_api()
             case.start_api()
+            case.start_workers()
             headers = case.login()
             case_type = case.case_type(headers)
             with httpx.Client(base_url=orch.base, timeout=30) as http:
@@ -88,7 +91,7 @@ def run(*, restarts: int = 5, down_seconds: float = 3.0) -> list[Figures]:
                     "/api/schedule-task", json={"task_id": "pg-fault"}, headers={"Idempotency-Key": key}
                 )
 
-            slowest = 0.0
+            slowest, worker_back = 0.0, 0.0
             with Load(
                 {"case service": (case.base, create_case), "orchestrator": (orch.base, schedule)}
             ) as load:
@@ -108,9 +111,11 @@ def run(*, restarts: int = 5, down_seconds: float = 3.0) -> list[Figures]:
                         lambda b=back: acked_since(load, b), timeout=120, what="both services to recover"
                     )
                     slowest = max(slowest, max(t.last_ok for t in load.tallies.values()) - back)
+                    worker_back = max(worker_back, case.wait_worker_progress())
             tallies = load.tallies
             lost_cases = missing(case.database_url, "cases_case", "id", tallies["case service"].acked)
             lost_runs = missing(orch.database_url, "orch_runs_run", "run_id", tallies["orchestrator"].acked)
+            workers = case.workers_survived()
         finally:
             case.stop()
             orch.stop()
@@ -122,6 +127,7 @@ def run(*, restarts: int = 5, down_seconds: float = 3.0) -> list[Figures]:
             "PostgreSQL restart: orchestrator", tallies["orchestrator"], lost_runs, restarts, slowest
         ),
     ]
+    rows[0].values.update({**workers, "case worker back within": f"{worker_back:.1f} s"})
     rows[0].values["time"] = rows[1].values["time"] = elapsed(started)
     return rows
 

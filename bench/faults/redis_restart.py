@@ -10,7 +10,9 @@ restarts a case-service token is revoked (logout) and an account locked (6 faile
 
 Each restart: once both services acknowledged writes, redis-server gets SIGKILL, so every queued
 Celery message is gone; the clients keep sending for `down` seconds; Redis starts again, empty.
-Afterwards the agents must be the same processes, every task run must have completed with each
+The case worker (`manage_case.py run_worker`) and the case beat run beside them, the beat sending
+the connector sweep every second; after each restart the worker must run a task again. Afterwards
+the agents, the case worker and the case beat must be the same processes, every task run must have completed with each
 attempt executed once, every webhook delivery must have reached the receiver exactly once, every
 acknowledged case must exist, the revoked token must still fail and the account still be locked,
 and no answer may have been a 5xx other than 503.
@@ -129,6 +131,7 @@ def run(*, restarts: int = 3, down_seconds: float = 3.0, timeout: float = 600) -
             case.migrate()
             orch.start_api()
             case.start_api()
+            case.start_workers()
             queue = f"redis-{token}"
             line = '"$ORCH_TASK_RUN_ID $ORCH_ATTEMPT'
             command = f'echo {line} start" >> {log}; echo {line} done" >> {log}'
@@ -153,6 +156,7 @@ def run(*, restarts: int = 3, down_seconds: float = 3.0, timeout: float = 600) -
                 body = {"task_id": "rd", "retries": 3}
                 return http.post("/api/schedule-task", json=body, headers={"Idempotency-Key": key})
 
+            worker_back = 0.0
             with Load(
                 {"case service": (case.base, create_case), "orchestrator": (orch.base, schedule)}
             ) as load:
@@ -171,6 +175,7 @@ def run(*, restarts: int = 3, down_seconds: float = 3.0, timeout: float = 600) -
                     wait_for(
                         lambda b=back: acked_since(load, b), timeout=120, what="both services to recover"
                     )
+                    worker_back = max(worker_back, case.wait_worker_progress())
             wait_for(lambda: settled(orch.database_url), timeout=timeout, interval=0.5,
                      what="task runs and webhook deliveries to settle")  # fmt: skip
             survived = sum(
@@ -184,6 +189,7 @@ def run(*, restarts: int = 3, down_seconds: float = 3.0, timeout: float = 600) -
             rows = delivery_rows(orch.database_url)
             held = security_held(case, keep, revoked, locked)
             lost_cases = missing(case.database_url, "cases_case", "id", load.tallies["case service"].acked)
+            workers = case.workers_survived()
         finally:
             case.stop()
             orch.stop()
@@ -210,6 +216,7 @@ def run(*, restarts: int = 3, down_seconds: float = 3.0, timeout: float = 600) -
             "503 while down": tallies["case service"].during_outage.get(503, 0),
             "5xx other than 503": five["case service"],
             "security state kept": "yes" if all(held.values()) else f"no: {held}",
+            **workers, "case worker back within": f"{worker_back:.1f} s",
             "time": elapsed(started),
         }),
     ]  # fmt: skip

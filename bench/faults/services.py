@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
 from bench.faults.harness import ROOT, ok
 from tests.support.postgres_server import PrivatePostgres
-from tests.support.processes import ServiceProcess, child_env, start_ready_asgi_server
+from tests.support.processes import ServiceProcess, child_env, start_ready_asgi_server, wait_for
 from tests.support.redis_server import PrivateRedis
 
 PASSWORD = "fault-password-not-secret-42"
@@ -37,6 +39,9 @@ class CaseStack:
             "CASE_LOG_LEVEL": "WARNING",
         }
         self.api: ServiceProcess | None = None
+        self.worker: ServiceProcess | None = None
+        self.beat: ServiceProcess | None = None
+        self.pids: tuple[int, int] = (0, 0)
         self.base = ""
         self.email = f"admin-{token}@fault.test"
 
@@ -67,9 +72,39 @@ class CaseStack:
                                 json={"key": "fault_claim", "displayName": "Claim", "schema": SCHEMA}))  # fmt: skip
         return body["id"]
 
+    def start_workers(self) -> None:
+        """The case worker (`run_worker`, as deploy/Procfile starts it) and the case beat, with the
+        connector sweep every second: the beat's messages are the worker's steady work."""
+        env = child_env({**self.env, "CASE_LOG_LEVEL": "INFO", "CASE_CONNECTOR_SWEEP_SECONDS": "1"})
+        schedule = Path(tempfile.mkdtemp(prefix="case-beat-")) / "schedule"
+        self.worker = ServiceProcess(f"fault-case-worker-{self.token}", [sys.executable, "manage_case.py",
+                                     "run_worker", "--queues", "case.default", "--concurrency", "2"], env)  # fmt: skip
+        self.beat = ServiceProcess(f"fault-case-beat-{self.token}", [sys.executable, "-m", "celery", "-A",
+                                   "casemgmt.config", "beat", "-l", "INFO", "-s", str(schedule)], env)  # fmt: skip
+        self.pids = (self.worker.proc.pid, self.beat.proc.pid)
+        self.wait_worker_progress(timeout=120)
+
+    def tasks_done(self) -> int:
+        return self.worker.log_text().count(" succeeded in ") if self.worker else 0
+
+    def wait_worker_progress(self, timeout: float = 120) -> float:
+        """Seconds until the worker finished one more task (the beat's sweep) from now."""
+        started, before = time.monotonic(), self.tasks_done()
+        wait_for(lambda: self.tasks_done() > before, timeout=timeout, interval=0.2,
+                 what="the case worker to run a task")  # fmt: skip
+        return time.monotonic() - started
+
+    def workers_survived(self) -> dict[str, str]:
+        alive = [p is not None and p.alive() and p.proc.pid == pid
+                 for p, pid in zip((self.worker, self.beat), self.pids, strict=True)]  # fmt: skip
+        restarts = self.worker.log_text().count("starting the case worker again") if self.worker else 0
+        return {"case worker survived": f"{'yes' if alive[0] else 'no'} ({restarts} restarts)",
+                "case beat survived": "yes" if alive[1] else "no"}  # fmt: skip
+
     def stop(self) -> None:
-        if self.api is not None:
-            self.api.stop()
+        for proc in (self.worker, self.beat, self.api):
+            if proc is not None:
+                proc.stop()
 
 
 @dataclass

@@ -12,19 +12,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.accounts import lockout, selectors, services
+from casemgmt.accounts import selectors, services
 from casemgmt.accounts.models import Role, User
 from casemgmt.tenancy.models import Theme
-from casemgmt.tenancy.serializers import (
+from shared.api.fields import (
     StrictBooleanField,
+    StrictCharField,
     StrictIntegerField,
     StrictSerializer,
     string_list,
 )
-from shared.api.fields import StrictCharField
 from shared.api.openapi import LIST_OF_OBJECTS, TEXT, errors_also, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.time import iso
+from shared.web.clientip import client_ip
 
 
 def user_summary_out(user: User) -> dict[str, Any]:
@@ -70,7 +71,7 @@ class LoginApi(APIView):
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        issued, user = services.auth_login(**data.validated_data, ip=lockout.client_ip(request))
+        issued, user = services.auth_login(**data.validated_data, ip=client_ip(request))
         return Response(
             {"token": issued.token, "expiresAt": iso(issued.expires_at), "user": user_summary_out(user)}
         )

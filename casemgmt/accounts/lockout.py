@@ -75,11 +75,3 @@ def clear_email(*, email: str) -> None:
 
 def purge_expired() -> int:
     return LoginThrottle.objects.filter(window_ends_at__lte=timezone.now()).delete()[0]
-
-
-def client_ip(request) -> str | None:
-    if settings.AUTH_TRUST_X_FORWARDED_FOR:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        if forwarded:
-            return forwarded.split(",")[0].strip() or None
-    return request.META.get("REMOTE_ADDR") or None

@@ -20,12 +20,12 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from casemgmt.accounts import lockout, queue
 from casemgmt.accounts.authentication import forget_cached_principals
+from casemgmt.accounts.hooks import DISABLE_HOOKS
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.tokens import API_KEY_LABEL, issue_for, revoke
 from casemgmt.audit.services import mark_actor_events_deleted, record
 from casemgmt.tenancy.models import Tenant
-from casemgmt.workflows.services import tasks_release_for_user
 from shared.api import errors
 from shared.auth import apikeys, tokens
 from shared.auth.permissions import has_all, is_valid_permission
@@ -91,7 +91,7 @@ def password_set(*, token: str, new_password: str, uid: str | None = None) -> Us
     invalid = errors.ValidationFailed("The password-setting link is invalid or has expired.", field="token")
     try:
         user_id = force_str(urlsafe_base64_decode(uid))
-        user = User.objects.select_for_update().filter(pk=user_id, is_active=True).first()
+        user = User.objects.select_for_update(no_key=True).filter(pk=user_id, is_active=True).first()
     except (ValueError, TypeError, ValidationError):
         raise invalid from None
     if user is None or not default_token_generator.check_token(user, token):
@@ -102,7 +102,7 @@ def password_set(*, token: str, new_password: str, uid: str | None = None) -> Us
 
 @transaction.atomic
 def preferences_update(*, user: User, changes: dict[str, Any]) -> dict[str, Any]:
-    user = User.objects.select_for_update().get(pk=user.pk)
+    user = User.objects.select_for_update(no_key=True).get(pk=user.pk)
     user.preferences = {**(user.preferences or {}), **changes}
     user.save(update_fields=["preferences"])
     return preferences_of(user)
@@ -282,8 +282,10 @@ def principal_update(
 
 
 def _release_tasks(*, user: User, actor: User) -> None:
-    # A disabled user's open tasks are reassigned by the workflow's rules (the step's reassignTo).
-    tasks_release_for_user(user=user, actor=str(actor.id))
+    # A disabled user's open tasks are reassigned by the workflow's rules (the step's reassignTo):
+    # workflows registers that hook (it sits above accounts).
+    for hook in DISABLE_HOOKS:
+        hook(user=user, actor=str(actor.id))
 
 
 @transaction.atomic

@@ -1,6 +1,6 @@
 """The audit trail in the Django admin: read-only, the administrator's own tenant's chain only,
-with a verify action that checks the hash chain exactly as `GET /audit/verify-chain` does (and,
-like it, records the verification as an audit event)."""
+with a verify action that checks the hash chain and its signed checkpoints exactly as
+`GET /audit/verify-chain` does (and, like it, records the verification as an audit event)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 
-from casemgmt.audit import services
+from casemgmt.audit import checkpoints, services
 from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
 
@@ -48,9 +48,9 @@ class AuditEventAdmin(ReadOnlyTenantAdmin):
             return HttpResponseNotAllowed(["POST"])
         if not self._may_verify(request):
             raise PermissionDenied
-        result = services.verify_tenant_chain(tenant_id=request.user.tenant_id)
+        result, report = checkpoints.verify_tenant_chain_checkpointed(tenant_id=request.user.tenant_id)
         services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
-        self._report(request, result, "The audit chain")
+        self._report(request, result, "The audit chain", checkpoints=report)
         return HttpResponseRedirect(reverse("admin:audit_auditevent_changelist"))
 
     @admin.action(description="Verify the selected events against the chain", permissions=["verify"])
@@ -60,17 +60,12 @@ class AuditEventAdmin(ReadOnlyTenantAdmin):
         services.audit_record_verification(user=request.user, scope="audit/events", result=result)
         self._report(request, result, "The selected events")
 
-    def _report(self, request: Any, result: Any, subject: str) -> None:
+    def _report(self, request: Any, result: Any, subject: str, checkpoints: Any = None) -> None:
+        counted = f"{result.entries_checked} entries checked"
+        if checkpoints is not None:
+            counted += f", {checkpoints.checked} signed checkpoints checked"
         if result.is_valid:
-            self.message_user(
-                request,
-                f"{subject}: valid ({result.entries_checked} entries checked).",
-                level=messages.SUCCESS,
-            )
+            self.message_user(request, f"{subject}: valid ({counted}).", level=messages.SUCCESS)
             return
         detail = "; ".join(result.errors[:5])
-        self.message_user(
-            request,
-            f"{subject}: INVALID ({result.entries_checked} entries checked). {detail}",
-            level=messages.ERROR,
-        )
+        self.message_user(request, f"{subject}: INVALID ({counted}). {detail}", level=messages.ERROR)

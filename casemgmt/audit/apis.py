@@ -1,4 +1,5 @@
-"""Audit endpoints: one case's trail (list, verify, export) and the tenant-wide administration views."""
+"""Audit endpoints: the tenant-wide administration views and the activity feed. One case's trail
+(list, verify, export) is served by the cases app, which owns case access, with the helpers here."""
 
 from __future__ import annotations
 
@@ -7,22 +8,42 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.audit import selectors, services
+from casemgmt.audit import checkpoints, openapi, selectors, services
 from casemgmt.audit.exports import export_response
 from casemgmt.audit.models import AuditEvent
-from casemgmt.cases import openapi
-from casemgmt.cases.selectors import access_case
 from casemgmt.tenancy.throttling import ExportThrottle
-from shared.api.openapi import EXPORT_RESPONSES, TEXT, TIMESTAMP_OR_DATE, page_parameters, query
-from shared.api.pagination import get_page, page_links
+from shared.api.openapi import (
+    EXPORT_RESPONSES,
+    LIST_OF_OBJECTS,
+    TEXT,
+    TIMESTAMP_OR_DATE,
+    page_parameters,
+    query,
+)
+from shared.api.pagination import get_page, page_links, parse_int
+from shared.api.querying import (
+    QueryDateOrTimestampField,
+    QueryExportFormatField,
+    QuerySerializer,
+    QueryTextField,
+)
 from shared.api.time import iso, now_ms
+from shared.audit.checkpoints import (
+    CheckpointReport,
+    checkpoint_out,
+    checkpoint_report_out,
+    verify_from_checkpoint,
+)
 from shared.audit.models import AuditEventBase
+from shared.audit.openapi import CheckpointKeysOut
 from shared.audit.services import ChainEntry, VerifyResult, event_to_dict
+from shared.auth.permissions import has_permission
 
 FORMAT_PARAMETER = OpenApiParameter(
     "format", str, enum=["csv", "json"], description="file format (default json)"
@@ -34,6 +55,28 @@ class ExportNegotiation(DefaultContentNegotiation):
 
     def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
         return renderers[0], renderers[0].media_type
+
+
+class RangeFilterSerializer(QuerySerializer):
+    """A time range named by `range_names` (`from`, a Python keyword, cannot be a declared field),
+    read into `start` and `end` after the declared fields."""
+
+    range_names: tuple[str, str] = ("from", "to")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        start, end = self.range_names
+        fields = {
+            start: QueryDateOrTimestampField(source="start"),
+            end: QueryDateOrTimestampField(source="end"),
+        }
+        return {**super().get_fields(), **fields}
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        low, high, _ = selectors.time_bounds(attrs.get("start"), attrs.get("end"))
+        if low and high and low > high:
+            start, end = self.range_names
+            raise serializers.ValidationError({start: f"{start} must not be after {end}"})
+        return attrs
 
 
 def paged(
@@ -68,7 +111,7 @@ def case_verify_out(result: VerifyResult) -> dict[str, Any]:
     }
 
 
-def chain_verify_out(result: VerifyResult) -> dict[str, Any]:
+def chain_verify_out(result: VerifyResult, report: CheckpointReport) -> dict[str, Any]:
     return {
         "status": "valid" if result.is_valid else "invalid",
         "entries_checked": result.entries_checked,
@@ -77,50 +120,19 @@ def chain_verify_out(result: VerifyResult) -> dict[str, Any]:
         "redacted_entries": result.redacted_entries,
         "first_invalid_entry": chain_entry_out(result.first_broken),
         "errors": result.errors,
+        "checkpoints": checkpoint_report_out(report),
     }
-
-
-class CaseEventListApi(APIView):
-    OutputSerializer = openapi.AuditPageOut
-    required = {"GET": ("cases:read", "audit:read")}
-
-    @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
-    def get(self, request: Request, case_id: Any) -> Response:
-        case = access_case(user=request.user, case_id=case_id)
-        return paged(request, selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id))
-
-
-class CaseEventVerifyApi(APIView):
-    OutputSerializer = openapi.CaseVerifyOut
-    required = {"POST": "audit:read"}  # verifying needs only audit:read (there is no audit:verify)
-
-    def post(self, request: Request, case_id: Any) -> Response:
-        case = access_case(user=request.user, case_id=case_id)
-        events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
-        result = services.verify_events_in_chain(tenant_id=case.tenant_id, events=events.iterator())
-        services.audit_record_verification(user=request.user, scope=f"audit/cases/{case.id}", result=result)
-        return Response(case_verify_out(result))
-
-
-class CaseEventExportApi(APIView):
-    throttle_classes = [ExportThrottle]
-    content_negotiation_class = ExportNegotiation
-    required = {"GET": "audit:read"}
-
-    @extend_schema(responses=EXPORT_RESPONSES, parameters=[FORMAT_PARAMETER])
-    def get(self, request: Request, case_id: Any) -> StreamingHttpResponse:
-        fmt = selectors.export_format(request.query_params)
-        case = access_case(user=request.user, case_id=case_id)
-        services.audit_record_export(
-            user=request.user, scope=f"audit/cases/{case.id}", params={"format": fmt, "caseId": str(case.id)}
-        )
-        events = selectors.case_events(tenant_id=case.tenant_id, case_id=case.id)
-        return export_response(request._request, events, fmt, f"case-{case.case_number}-events")
 
 
 class AuditListApi(APIView):
     OutputSerializer = openapi.AuditPageOut
     required = {"GET": "admin:audit"}
+
+    class FilterSerializer(RangeFilterSerializer):
+        range_names = ("from", "to")
+        actor = QueryTextField()
+        action = QueryTextField()
+        resource = QueryTextField()
 
     @extend_schema(
         parameters=[
@@ -133,8 +145,10 @@ class AuditListApi(APIView):
         ]
     )
     def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         return paged(
-            request, selectors.audit_list(tenant_id=request.user.tenant_id, params=request.query_params)
+            request, selectors.audit_list(tenant_id=request.user.tenant_id, **filters.validated_data)
         )
 
 
@@ -142,16 +156,61 @@ class AuditVerifyChainApi(APIView):
     OutputSerializer = openapi.ChainVerifyOut
     required = {"GET": "admin:audit"}
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "from",
+                str,
+                enum=["genesis", "checkpoint"],
+                description="genesis (default): walk every event; checkpoint: only the events after "
+                "the last signed checkpoint that holds (every checkpoint is still checked)",
+            )
+        ]
+    )
     def get(self, request: Request) -> Response:
-        result = services.verify_tenant_chain(tenant_id=request.user.tenant_id)
+        from_checkpoint = verify_from_checkpoint(request.query_params.get("from"))
+        result, report = checkpoints.verify_tenant_chain_checkpointed(
+            tenant_id=request.user.tenant_id, from_checkpoint=from_checkpoint
+        )
         services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
-        return Response(chain_verify_out(result))
+        return Response(chain_verify_out(result, report))
+
+
+class AuditCheckpointListApi(APIView):
+    """The tenant chain's signed checkpoints, newest first, for an outside witness to keep."""
+
+    OutputSerializer = openapi.CheckpointPageOut
+    required = {"GET": "admin:audit"}
+
+    @extend_schema(parameters=page_parameters(default_limit=50, max_limit=500))
+    def get(self, request: Request) -> Response:
+        page = get_page(request.query_params, default_limit=50, max_limit=500)
+        rows = selectors.checkpoint_list(tenant_id=request.user.tenant_id)
+        total = rows.count()
+        current = checkpoints.policy()
+        data = [checkpoint_out(current, row) for row in rows[page.offset : page.offset + page.limit]]
+        next_url, _ = page_links(request, page, total)
+        return Response({"data": data, "total": total, "next": next_url})
+
+
+class AuditCheckpointKeysApi(APIView):
+    """The public keys that verify checkpoints (the first signs new ones)."""
+
+    OutputSerializer = CheckpointKeysOut
+    required = {"GET": "admin:audit"}
+
+    def get(self, request: Request) -> Response:
+        return Response({"keys": checkpoints.policy().keyring.public_keys_out()})
 
 
 class AuditExportApi(APIView):
     throttle_classes = [ExportThrottle]
     content_negotiation_class = ExportNegotiation
     required = {"GET": "admin:audit"}
+
+    class FilterSerializer(RangeFilterSerializer):
+        range_names = ("start_date", "end_date")
+        format = QueryExportFormatField()
 
     @extend_schema(
         responses=EXPORT_RESPONSES,
@@ -163,9 +222,11 @@ class AuditExportApi(APIView):
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         params = request.query_params
-        fmt = selectors.export_format(params)
+        filters = self.FilterSerializer(data=params)
+        filters.is_valid(raise_exception=True)
+        fmt = filters.validated_data.pop("format")
         events = selectors.events_in_range(
-            AuditEvent.objects.filter(chain=str(request.user.tenant_id)), params, "start_date", "end_date"
+            AuditEvent.objects.filter(chain=str(request.user.tenant_id)), **filters.validated_data
         ).order_by("sequence")
         # Recorded before streaming: the export itself is part of the trail (and read-only).
         services.audit_record_export(
@@ -178,3 +239,37 @@ class AuditExportApi(APIView):
             },
         )
         return export_response(request._request, events, fmt, "audit-export")
+
+
+def activity_out(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
+    # decision: `details` carries the event's resource; its recorded changes (case data diffs,
+    # emails, task form data) only for callers who may read the audit trail itself.
+    details: dict[str, Any] = {"resource": event.resource}
+    if with_changes:
+        details["changes"] = event.changes
+    return {
+        "id": str(event.id),
+        "timestamp": iso(event.timestamp),
+        "actor": event.actor,
+        "action": event.action,
+        "details": details,
+    }
+
+
+class ActivityApi(APIView):
+    # The activity feed is open to every signed-in user; the changes are not.
+    required = {"GET": ""}
+
+    @extend_schema(
+        responses=LIST_OF_OBJECTS,
+        parameters=[
+            OpenApiParameter(
+                "limit", {"type": "integer", "minimum": 1, "maximum": 100}, description="default 20"
+            )
+        ],
+    )
+    def get(self, request: Request) -> Response:
+        limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
+        events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
+        with_changes = has_permission(request.user.get_permission_strings(), "audit:read")
+        return Response([activity_out(e, with_changes=with_changes) for e in events])

@@ -1,6 +1,6 @@
 from django.db import models
 
-from shared.audit.models import AuditEventBase
+from shared.audit.models import AuditCheckpointBase, AuditEventBase
 
 
 class AuditEvent(AuditEventBase):
@@ -26,4 +26,23 @@ class AuditEvent(AuditEventBase):
                 name="audit_tenant_resource_like",
                 opclasses=["uuid_ops", "varchar_pattern_ops"],
             ),
+        ]
+
+
+class AuditCheckpoint(AuditCheckpointBase):
+    """A signed checkpoint of one tenant's chain (`chain` is the tenant id as text)."""
+
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+
+    class Meta(AuditCheckpointBase.Meta):
+        constraints = [
+            # Two checkpoint jobs at once never sign the same position twice.
+            models.UniqueConstraint(fields=["chain", "sequence"], name="audit_checkpoint_chain_sequence")
+        ]
+        indexes = [
+            models.Index(
+                fields=["chain", "sequence"],
+                name="audit_checkpoint_unwitnessed",
+                condition=models.Q(witnessed_at__isnull=True),
+            )
         ]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from uuid import UUID
 
 from django.db.models import Q, QuerySet
-from django.http import QueryDict
 
-from casemgmt.audit.models import AuditEvent
-from shared.api.errors import ValidationFailed
-from shared.api.time import parse_iso
+from casemgmt.audit.models import AuditCheckpoint, AuditEvent
 
 EXPORT_FORMATS = ("csv", "json")
 
@@ -36,23 +34,21 @@ def case_event_list(*, tenant_id: Any, case_id: Any) -> QuerySet[AuditEvent]:
     return case_events(tenant_id=tenant_id, case_id=case_id).order_by("-sequence")
 
 
-def _date_bound(raw: str | None, field: str, *, end: bool) -> tuple[datetime | None, bool]:
-    """A bare date as an end bound covers that whole day (returns the next midnight, exclusive)."""
-    value = parse_iso(raw, field)
-    if value is not None and end and raw is not None and len(raw) == 10:
-        if value.date() == date.max:  # no next midnight: the last instant there is, inclusive
-            return datetime.max.replace(tzinfo=UTC), False
-        return value + timedelta(days=1), True
-    return value, False
+def time_bounds(start: date | datetime | None, end: date | datetime | None) -> tuple[Any, Any, bool]:
+    """(low, high, whether high is exclusive): a date as a start is its midnight (UTC); as an end
+    it covers that whole day (the next midnight, exclusive)."""
+    low = datetime.combine(start, time.min, UTC) if type(start) is date else start
+    if type(end) is not date:
+        return low, end, False
+    if end == date.max:  # no next midnight: the last instant there is, inclusive
+        return low, datetime.max.replace(tzinfo=UTC), False
+    return low, datetime.combine(end, time.min, UTC) + timedelta(days=1), True
 
 
 def events_in_range(
-    events: QuerySet[AuditEvent], params: QueryDict, start: str, end: str
+    events: QuerySet[AuditEvent], *, start: date | datetime | None = None, end: date | datetime | None = None
 ) -> QuerySet[AuditEvent]:
-    low, _ = _date_bound(params.get(start), start, end=False)
-    high, exclusive = _date_bound(params.get(end), end, end=True)
-    if low and high and low > high:
-        raise ValidationFailed(f"{start} must not be after {end}", field=start)
+    low, high, exclusive = time_bounds(start, end)
     if low:
         events = events.filter(timestamp__gte=low)
     if high:
@@ -60,14 +56,22 @@ def events_in_range(
     return events
 
 
-def audit_list(*, tenant_id: Any, params: QueryDict) -> QuerySet[AuditEvent]:
-    """GET /audit: `from`, `to`, `actor`, `action` (exact), `resource` (exact, or a prefix ending in `*`)."""
-    events = events_in_range(AuditEvent.objects.filter(chain=str(tenant_id)), params, "from", "to")
-    if params.get("actor"):
-        events = events.filter(actor=params["actor"])
-    if params.get("action"):
-        events = events.filter(action=params["action"])
-    resource = params.get("resource")
+def audit_list(
+    *,
+    tenant_id: Any,
+    start: date | datetime | None = None,
+    end: date | datetime | None = None,
+    actor: str | None = None,
+    action: str | None = None,
+    resource: str | None = None,
+) -> QuerySet[AuditEvent]:
+    """GET /audit: between `start` and `end`, `actor`, `action` (exact), `resource` (exact, or a
+    prefix ending in `*`)."""
+    events = events_in_range(AuditEvent.objects.filter(chain=str(tenant_id)), start=start, end=end)
+    if actor:
+        events = events.filter(actor=actor)
+    if action:
+        events = events.filter(action=action)
     if resource:
         events = (
             events.filter(resource__startswith=resource[:-1])
@@ -77,8 +81,10 @@ def audit_list(*, tenant_id: Any, params: QueryDict) -> QuerySet[AuditEvent]:
     return events.order_by("-sequence")
 
 
-def export_format(params: QueryDict) -> str:
-    value = params.get("format", "json")  # absent: json; empty or anything else: 400
-    if value not in EXPORT_FORMATS:
-        raise ValidationFailed("format must be csv or json", field="format")
-    return value
+def checkpoint_list(*, tenant_id: Any) -> QuerySet[AuditCheckpoint]:
+    """GET /audit/checkpoints: the tenant chain's checkpoints, newest first."""
+    return AuditCheckpoint.objects.filter(chain=str(tenant_id)).order_by("-sequence")
+
+
+def activity(*, tenant_id: UUID, limit: int) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(tenant_id=tenant_id).order_by("-sequence")[:limit])

@@ -1,9 +1,12 @@
-"""The case service's audit trail: one chain per tenant, appended in the caller's transaction."""
+"""The case service's audit trail: one chain per tenant, appended in the caller's transaction.
+
+The chain's lock is the last lock a write takes (the lock order is in the tenancy services'
+docstring): append after every change to rows another writer may hold."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from django.db import transaction
@@ -13,8 +16,15 @@ from shared.audit import services as audit
 from shared.audit.hashing import compute_hash, entry_of
 from shared.audit.models import ERASED_HASH, GENESIS_HASH
 
-if TYPE_CHECKING:
-    from casemgmt.accounts.models import User
+
+class Member(Protocol):
+    """A signed-in user (audit does not import the user model: accounts sits above audit)."""
+
+    @property
+    def id(self) -> Any: ...
+
+    @property
+    def member_tenant_id(self) -> Any: ...
 
 
 def record(
@@ -76,7 +86,7 @@ def _break(result: audit.VerifyResult, event: AuditEvent, message: str) -> None:
 
 
 @transaction.atomic
-def audit_record_verification(*, user: User, scope: str, result: audit.VerifyResult) -> AuditEvent:
+def audit_record_verification(*, user: Member, scope: str, result: audit.VerifyResult) -> AuditEvent:
     return record(
         tenant_id=user.member_tenant_id,
         actor=str(user.id),
@@ -87,7 +97,7 @@ def audit_record_verification(*, user: User, scope: str, result: audit.VerifyRes
 
 
 @transaction.atomic
-def audit_record_export(*, user: User, scope: str, params: dict[str, Any]) -> AuditEvent:
+def audit_record_export(*, user: Member, scope: str, params: dict[str, Any]) -> AuditEvent:
     return record(
         tenant_id=user.member_tenant_id,
         actor=str(user.id),

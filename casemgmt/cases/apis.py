@@ -17,10 +17,9 @@ from rest_framework.views import APIView
 from casemgmt.cases import openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
 from casemgmt.cases.models import Case, CaseType
-from casemgmt.tenancy.serializers import StrictIntegerField
 from casemgmt.tenancy.throttling import SearchThrottle
 from shared.api.errors import ValidationFailed
-from shared.api.fields import JsonObjectField, StrictCharField
+from shared.api.fields import JsonObjectField, StrictCharField, StrictIntegerField
 from shared.api.openapi import (
     BOOLEAN,
     NOT_BLANK,
@@ -33,7 +32,11 @@ from shared.api.openapi import (
     query,
 )
 from shared.api.pagination import get_page, next_link
+from shared.api.querying import QueryChoiceField, QuerySerializer, QueryTimestampField, QueryUUIDField
 from shared.api.time import iso
+
+# `sortBy` values: the API's spellings of the selector's sort keys.
+SORT_BY = {"createdAt": "created_at", "deadline": "deadline", "status": "status"}
 
 
 def case_type_out(case_type: CaseType) -> dict[str, Any]:
@@ -213,6 +216,33 @@ class CaseTypeDetailApi(APIView):
 class CaseListCreateApi(APIView):
     required = {"GET": "cases:read", "POST": "cases:create"}
 
+    class FilterSerializer(QuerySerializer):
+        caseTypeId = QueryUUIDField(source="case_type_id")  # noqa: N815 (the API's spellings)
+        status = QueryChoiceField(
+            choices=selectors.STATUSES, message=f"status must be one of {', '.join(selectors.STATUSES)}"
+        )
+        createdAfter = QueryTimestampField(source="created_after")  # noqa: N815
+        createdBefore = QueryTimestampField(source="created_before")  # noqa: N815
+        assignedTo = QueryUUIDField(source="assigned_to", keywords=("me",))  # noqa: N815
+        sortBy = QueryChoiceField(  # noqa: N815
+            source="sort_by",
+            choices=SORT_BY,
+            message=f"sortBy must be one of {', '.join(SORT_BY)}",
+            default="createdAt",
+        )
+        order = QueryChoiceField(
+            source="descending", choices=("asc", "desc"), message="order must be asc or desc", default="desc"
+        )
+
+        def validate_assignedTo(self, value: Any) -> Any:  # noqa: N802
+            return self.context["user"].id if value == "me" else value
+
+        def validate_sortBy(self, value: str) -> str:  # noqa: N802
+            return SORT_BY[value]
+
+        def validate_order(self, value: str) -> bool:
+            return value == "desc"
+
     class InputSerializer(serializers.Serializer):
         # Exactly one of the two ways to name the case type.
         openapi_extra = {"oneOf": [{"required": ["caseTypeId"]}, {"required": ["case_type_key"]}]}
@@ -245,13 +275,15 @@ class CaseListCreateApi(APIView):
                 {"type": "string", "anyOf": [{"enum": ["me"]}, {"format": "uuid"}]},
                 "holding an active task of the case: a principal id, or me",
             ),
-            query("sortBy", one_of(*selectors.SORT_FIELDS), "default createdAt"),
+            query("sortBy", one_of(*SORT_BY), "default createdAt"),
             query("order", one_of("asc", "desc"), "default desc"),
         ],
     )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
-        found = selectors.case_list_page(user=request.user, params=request.query_params, page=page)
+        filters = self.FilterSerializer(data=request.query_params, context={"user": request.user})
+        filters.is_valid(raise_exception=True)
+        found = selectors.case_list_page(user=request.user, page=page, **filters.validated_data)
         return Response(
             {
                 "data": [case_list_item_out(case, step) for case, step in found.rows[: page.limit]],

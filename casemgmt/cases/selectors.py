@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from uuid import UUID
@@ -28,28 +28,20 @@ from django.db.models import (
     Sum,
     Value,
 )
-from django.http import QueryDict
 from django.utils import timezone
 
 from casemgmt.cases.models import Case, CaseType
 from casemgmt.workflows.models import CaseStep
-from shared.api.errors import NotFound, ValidationFailed
+from shared.api.errors import NotFound
 from shared.api.pagination import EXACT_TOTAL_UP_TO, Page, list_total
-from shared.api.time import iso, parse_iso
+from shared.api.time import iso
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
 
-SORT_FIELDS = {"createdAt": "created_at", "deadline": "sla_deadline", "status": "status"}
+SORT_FIELDS = {"created_at": "created_at", "deadline": "sla_deadline", "status": "status"}
 NULLABLE_SORT_FIELDS = {"deadline"}
 STATUSES = [s for s, _ in Case.STATUSES]
-
-
-def _uuid(raw: Any, field: str) -> UUID:
-    try:
-        return UUID(str(raw))
-    except (TypeError, ValueError):
-        raise ValidationFailed(f"{field} must be a UUID", field=field) from None
 
 
 # --- case types -------------------------------------------------------------------------------
@@ -105,30 +97,57 @@ def access_case(*, user: User, case_id: Any) -> Case:
     return case
 
 
-def case_list(*, user: User, params: QueryDict) -> QuerySet[Case]:
+@dataclass(frozen=True)
+class CaseFilters:
+    """What `case_list` filters and sorts by. `sort_by` is a key of `SORT_FIELDS`."""
+
+    case_type_id: UUID | None = None
+    status: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    assigned_to: UUID | None = None
+    sort_by: str = "created_at"
+    descending: bool = True
+
+
+def case_list(
+    *,
+    user: User,
+    case_type_id: UUID | None = None,
+    status: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    assigned_to: UUID | None = None,
+    sort_by: str = "created_at",
+    descending: bool = True,
+) -> QuerySet[Case]:
+    """The tenant's cases created in [created_after, created_before), of a case type, a status,
+    or with an active human task assigned to `assigned_to`."""
+    f = CaseFilters(case_type_id, status, created_after, created_before, assigned_to, sort_by, descending)
+    return _case_list(user, f)
+
+
+def _case_list(user: User, f: CaseFilters) -> QuerySet[Case]:
     cases = Case.objects.filter(tenant_id=user.member_tenant_id).select_related("case_type")
-    if params.get("caseTypeId"):
-        cases = cases.filter(case_type_id=_uuid(params["caseTypeId"], "caseTypeId"))
-    status = params.get("status")
-    if status:
-        if status not in STATUSES:
-            raise ValidationFailed(f"status must be one of {', '.join(STATUSES)}", field="status")
-        cases = cases.filter(status=status)
-    created_after = parse_iso(params.get("createdAfter"), "createdAfter")
-    created_before = parse_iso(params.get("createdBefore"), "createdBefore")
-    if created_after:
-        cases = cases.filter(created_at__gte=created_after)
-    if created_before:
-        cases = cases.filter(created_at__lt=created_before)
-    if params.get("assignedTo"):
-        assignee = user.id if params["assignedTo"] == "me" else _uuid(params["assignedTo"], "assignedTo")
+    if f.case_type_id:
+        cases = cases.filter(case_type_id=f.case_type_id)
+    if f.status:
+        cases = cases.filter(status=f.status)
+    if f.created_after:
+        cases = cases.filter(created_at__gte=f.created_after)
+    if f.created_before:
+        cases = cases.filter(created_at__lt=f.created_before)
+    if f.assigned_to:
         # Decision: "assigned to" means holding an active human task of the case.
         cases = cases.filter(
             id__in=CaseStep.objects.filter(
-                tenant_id=user.member_tenant_id, type="task", status=CaseStep.ACTIVE, assigned_to_id=assignee
+                tenant_id=user.member_tenant_id,
+                type="task",
+                status=CaseStep.ACTIVE,
+                assigned_to_id=f.assigned_to,
             ).values("case_id")
         )
-    return cases.order_by(*_ordering(params))
+    return cases.order_by(*_ordering(f))
 
 
 def case_page(cases: QuerySet[Case], page: Page) -> list[Case]:
@@ -139,19 +158,8 @@ def case_page(cases: QuerySet[Case], page: Page) -> list[Case]:
     return list(cases.filter(id__in=window))
 
 
-def _sort_params(params: QueryDict) -> tuple[str, str]:
-    """`sortBy` (default createdAt) and `order` (default desc), checked."""
-    sort_by = params.get("sortBy") or "createdAt"
-    if sort_by not in SORT_FIELDS:
-        raise ValidationFailed(f"sortBy must be one of {', '.join(SORT_FIELDS)}", field="sortBy")
-    order = params.get("order") or "desc"
-    if order not in ("asc", "desc"):
-        raise ValidationFailed("order must be asc or desc", field="order")
-    return sort_by, order
-
-
-def _ordering(params: QueryDict) -> list[Any]:
-    sort_by, order = _sort_params(params)
+def _ordering(f: CaseFilters) -> list[Any]:
+    sort_by, order = f.sort_by, "desc" if f.descending else "asc"
     field = F(SORT_FIELDS[sort_by])
     # NULLS LAST only where a NULL can occur: on a NOT NULL column it would still keep PostgreSQL
     # from reading an index backwards (DESC NULLS FIRST), and the first page would sort every row.
@@ -296,16 +304,18 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def case_list_page(*, user: User, params: QueryDict, page: Page) -> CaseListPage:
+def case_list_page(*, user: User, page: Page, **filters: Any) -> CaseListPage:
     """A page of `case_list` (limit + 1 rows: the last tells that another page follows), each case
-    with its current step (`current_steps`), and the list's total (`list_total`)."""
+    with its current step (`current_steps`), and the list's total (`list_total`). `filters` are
+    `case_list`'s keywords."""
+    f = CaseFilters(**filters)
     if connection.vendor != "postgresql":
-        cases = case_list(user=user, params=params)
+        cases = _case_list(user, f)
         found = case_page(cases, page)
         steps = current_steps([c.id for c in found])
         return CaseListPage([(CaseRow.of(c), steps.get(c.id)) for c in found], list_total(cases))
-    where, values = _pg_list_filter(user, params)
-    order = _pg_list_order(params)
+    where, values = _pg_list_filter(user, f)
+    order = _pg_list_order(f)
     values.update(limit=page.limit + 1, offset=page.offset, cap=EXACT_TOTAL_UP_TO + 1)
     with connection.cursor() as cursor:
         cursor.execute(_pg_list_sql(where, order), values)
@@ -351,46 +361,39 @@ def _pg_capped_count(where: str) -> str:
     return f"SELECT count(*) FROM (SELECT 1 FROM cases_case n WHERE {where.format(c='n')} LIMIT %(cap)s) AS capped"
 
 
-def _pg_list_filter(user: User, params: QueryDict) -> tuple[str, dict[str, Any]]:
-    """`case_list`'s filters as SQL over the table alias `{c}`, with their parameters (validated in
-    the same order, with the same messages)."""
+def _pg_list_filter(user: User, f: CaseFilters) -> tuple[str, dict[str, Any]]:
+    """`case_list`'s filters as SQL over the table alias `{c}`, with their parameters."""
     tenant = user.member_tenant_id
     clauses = ["{c}.tenant_id = %(tenant)s"]
     values: dict[str, Any] = {"tenant": tenant}
-    if params.get("caseTypeId"):
+    if f.case_type_id:
         clauses.append("{c}.case_type_id = %(case_type)s")
-        values["case_type"] = _uuid(params["caseTypeId"], "caseTypeId")
-    status = params.get("status")
-    if status:
-        if status not in STATUSES:
-            raise ValidationFailed(f"status must be one of {', '.join(STATUSES)}", field="status")
+        values["case_type"] = f.case_type_id
+    if f.status:
         clauses.append("{c}.status = %(status)s")
-        values["status"] = status
-    created_after = parse_iso(params.get("createdAfter"), "createdAfter")
-    created_before = parse_iso(params.get("createdBefore"), "createdBefore")
-    if created_after:
+        values["status"] = f.status
+    if f.created_after:
         clauses.append("{c}.created_at >= %(created_after)s")
-        values["created_after"] = created_after
-    if created_before:
+        values["created_after"] = f.created_after
+    if f.created_before:
         clauses.append("{c}.created_at < %(created_before)s")
-        values["created_before"] = created_before
-    if params.get("assignedTo"):
-        assignee = user.id if params["assignedTo"] == "me" else _uuid(params["assignedTo"], "assignedTo")
+        values["created_before"] = f.created_before
+    if f.assigned_to:
         clauses.append(
             "{c}.id IN (SELECT a.case_id FROM workflows_casestep a WHERE a.tenant_id = %(tenant)s "
             f"AND a.type = 'task' AND a.status = '{CaseStep.ACTIVE}' AND a.assigned_to_id = %(assignee)s)"
         )
-        values["assignee"] = assignee
+        values["assignee"] = f.assigned_to
     return " AND ".join(clauses), values
 
 
-def _pg_list_order(params: QueryDict) -> str:
+def _pg_list_order(f: CaseFilters) -> str:
     """`_ordering` as SQL over the alias `{c}` (the same terms, so the same indexes serve it)."""
-    sort_by, order = _sort_params(params)
-    direction = "ASC" if order == "asc" else "DESC"
+    sort_by = f.sort_by
+    direction = "DESC" if f.descending else "ASC"
     nulls = " NULLS LAST" if sort_by in NULLABLE_SORT_FIELDS else ""
     terms = [f"{{c}}.{SORT_FIELDS[sort_by]} {direction}{nulls}"]
-    if sort_by != "createdAt":  # else the tie-break repeats the primary term
+    if sort_by != "created_at":  # else the tie-break repeats the primary term
         terms.append(f"{{c}}.created_at {direction}")
     terms.append("{c}.id ASC")
     return ", ".join(terms)

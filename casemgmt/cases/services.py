@@ -1,4 +1,13 @@
-"""Writes for case types and cases. Each service owns its transaction and appends its audit row in it."""
+"""Writes for case types and cases. Each service owns its transaction and appends its audit row in it.
+
+Lock order: the case-type key's counter row (and the tenant's prefix name lock) before the case
+row, the case row before its step rows, and the tenant's audit chain lock last: the audit append
+comes after every row change a service makes to rows others may hold (closing halts the workflow
+first). After it only rows this transaction made or reaches through the case row it holds (a
+case's pending steps) may change. Row locks are FOR NO KEY UPDATE, so the foreign-key checks of
+concurrent inserts (FOR KEY SHARE on the case, its steps, the tenant) never wait for them. The whole
+order is in the tenancy services' docstring.
+"""
 
 from __future__ import annotations
 
@@ -315,7 +324,9 @@ def case_create(
 
 
 def _locked(case: Case) -> Case:
-    return Case.objects.select_for_update(of=("self",)).select_related("case_type").get(pk=case.pk)
+    return (
+        Case.objects.select_for_update(of=("self",), no_key=True).select_related("case_type").get(pk=case.pk)
+    )
 
 
 def _announce(case: Case, user: User, **extra: Any) -> None:
@@ -380,6 +391,9 @@ def _finish(*, user: User, case: Case, status: str, action: str, reason: str, ou
     case.outcome = outcome
     case.closed_at = now_ms()
     case.save(update_fields=["status", "status_reason", "outcome", "closed_at", "updated_at"])
+    # Steps before the audit append: an SLA escalation or a user's release locks a step row, then
+    # appends; halting after our append would wait for that row while holding the chain it wants.
+    workflow_halt(case=case, actor=user)
     record(
         tenant_id=case.tenant_id,
         actor=str(user.id),
@@ -391,7 +405,6 @@ def _finish(*, user: User, case: Case, status: str, action: str, reason: str, ou
             "outcome": outcome or None,
         },
     )
-    workflow_halt(case=case, actor=user)
     case_event_webhooks(case=case, event=action)
     _announce(case, user, status=status)
     return case

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from casemgmt.cases import apis
+from casemgmt.cases import apis, audit_apis
 
 urlpatterns = [
     path("case-types", apis.CaseTypeListCreateApi.as_view(), name="case-types"),
@@ -12,4 +12,15 @@ urlpatterns = [
     path("cases/<uuid:case_id>/data", apis.CaseDataUpdateApi.as_view(), name="case-data"),
     path("cases/<uuid:case_id>/close", apis.CaseCloseApi.as_view(), name="case-close"),
     path("cases/<uuid:case_id>/cancel", apis.CaseCancelApi.as_view(), name="case-cancel"),
+    path("cases/<uuid:case_id>/events", audit_apis.CaseEventListApi.as_view(), name="case-events"),
+    path(
+        "cases/<uuid:case_id>/events/verify",
+        audit_apis.CaseEventVerifyApi.as_view(),
+        name="case-events-verify",
+    ),
+    path(
+        "cases/<uuid:case_id>/events/export",
+        audit_apis.CaseEventExportApi.as_view(),
+        name="case-events-export",
+    ),
 ]

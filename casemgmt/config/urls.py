@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("casemgmt.connectors.urls")),
     path("", include("casemgmt.dags.urls")),
     path("", include("casemgmt.webhooks.urls")),
+    path("", include("casemgmt.realtime.urls")),
     path("", include("casemgmt.console.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", RedocDocsView.as_view(url_name="openapi"), name="docs"),

@@ -6,8 +6,11 @@ class ConnectorsConfig(AppConfig):
     label = "connectors"
 
     def ready(self) -> None:
-        # The collector reads models, which cannot load while the app registry is being filled
-        # (AppRegistryNotReady): importing it here breaks the loop apps -> models -> app registry.
+        # App loading order: the collector reads models, which cannot load while the app registry
+        # is being filled (AppRegistryNotReady).
         from casemgmt.connectors import metrics
 
         metrics.register()
+        # App loading order, as above. Importing it registers the `connector` step type with
+        # workflows, which sits below connectors.
+        from casemgmt.connectors import step  # noqa: F401

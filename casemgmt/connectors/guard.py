@@ -9,11 +9,9 @@ resolution cannot swap in an inner address between check and connect (DNS rebind
 
 from __future__ import annotations
 
-import ipaddress
-from urllib.parse import urlsplit
-
 from django.conf import settings
 
+from shared import ssrf
 from shared.ssrf import METADATA_ADDRESSES, IPAddress, Target, UnsafeTarget, refusal, resolve
 
 __all__ = ["METADATA_ADDRESSES", "Target", "UnsafeTarget", "check_url", "host_allowed", "refusal", "resolve"]
@@ -22,39 +20,9 @@ __all__ = ["METADATA_ADDRESSES", "Target", "UnsafeTarget", "check_url", "host_al
 def host_allowed(host: str, ip: IPAddress) -> bool:
     """CONNECTOR_ALLOWED_HOSTS entries are host names (exact, case-insensitive), `*.example.com`
     (any subdomain), addresses or networks in CIDR form."""
-    host = host.lower().rstrip(".")
-    for entry in settings.CONNECTOR_ALLOWED_HOSTS:
-        entry = entry.strip().lower()
-        if not entry:
-            continue
-        if entry.startswith("*.") and host.endswith(entry[1:]):
-            return True
-        if host == entry:
-            return True
-        try:
-            if ip in ipaddress.ip_network(entry, strict=False):
-                return True
-        except ValueError:
-            continue
-    return False
+    return ssrf.host_allowed(host, ip, settings.CONNECTOR_ALLOWED_HOSTS)
 
 
 def check_url(url: str) -> Target:
     """Resolves and checks a URL; returns the target to connect to or raises UnsafeTarget."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as exc:
-        raise UnsafeTarget(f"invalid url: {exc}") from exc
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UnsafeTarget("url must be an absolute http or https URL")
-    if parts.username or parts.password:
-        raise UnsafeTarget("credentials in the url are not allowed; use headers or the connector config")
-    host = parts.hostname
-    addresses = resolve(host, port)
-    for ip in addresses:
-        reason = refusal(ip)
-        if ip in METADATA_ADDRESSES or (reason and not host_allowed(host, ip)):
-            raise UnsafeTarget(f"{host} resolves to {reason} ({ip}); refused")
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return Target(scheme=parts.scheme, host=host, port=port, address=str(addresses[0]), path=path)
+    return ssrf.check_url(url, allowed_hosts=settings.CONNECTOR_ALLOWED_HOSTS)

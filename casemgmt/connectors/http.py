@@ -22,7 +22,7 @@ from django.conf import settings
 from casemgmt.connectors.base import ConnectorError
 from casemgmt.connectors.guard import Target, UnsafeTarget, check_url
 from casemgmt.connectors.redaction import redact_headers, scrub
-from shared.ssrf import pinned_request
+from shared.ssrf import network_failure, pinned_request
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
 REDIRECTS = (301, 302, 303, 307, 308)
@@ -130,13 +130,11 @@ class GuardedHttp:
         try:
             raw = self._pinned(target, method, headers, body, timeout)
             content, truncated = self._read(raw)
-        except urllib3.exceptions.TimeoutError as exc:
-            self._note(method, url, headers, None, b"", started, "timeout")
-            raise ConnectorError("timeout", f"no answer within {timeout:g}s", transient=True) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            message = scrub(f"{exc.__class__.__name__}: {exc}", self.secrets)
-            self._note(method, url, headers, None, b"", started, f"network_error: {message}")
-            raise ConnectorError("network_error", f"network error: {message}", transient=True) from exc
+            timed_out, what = network_failure(exc, timeout)
+            code, message = ("timeout" if timed_out else "network_error"), scrub(what, self.secrets)
+            self._note(method, url, headers, None, b"", started, f"{code}: {message}")
+            raise ConnectorError(code, message, transient=True) from exc
         response_headers = {k.lower(): v for k, v in raw.headers.items()}
         response = HttpResponse(raw.status, response_headers, content, url, truncated)
         self._note(method, url, headers, raw.status, content, started, "")

@@ -26,6 +26,7 @@ from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.services import auth_login
 from casemgmt.audit import selectors as audit_selectors
 from casemgmt.audit import services as audit_services
+from casemgmt.cases.apis import CaseListCreateApi
 from casemgmt.cases.selectors import access_case, case_list, case_search, case_type_list
 from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
@@ -36,12 +37,15 @@ from casemgmt.vault import services as vault_services
 from casemgmt.vault.apis import content_response
 from casemgmt.vault.uploads import HashingUploadHandler, require_upload
 from casemgmt.workflows.access import task_get_readable, task_read_scope
+from casemgmt.workflows.apis.inbox import TaskInboxApi
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.selectors import case_steps, task_inbox
 from casemgmt.workflows.services import inbox as inbox_services
 from shared.api import errors
 from shared.api.pagination import Page
+from shared.api.time import iso
 from shared.auth.permissions import has_all
+from shared.web.clientip import client_ip
 
 View = Callable[..., HttpResponseBase]
 
@@ -105,7 +109,7 @@ def login_page(request: HttpRequest) -> HttpResponseBase:
         _, user = auth_login(
             email=request.POST.get("email", ""),
             password=request.POST.get("password", ""),
-            ip=request.META.get("REMOTE_ADDR"),
+            ip=client_ip(request),
         )
     except errors.ApplicationError as exc:  # bad credentials, lockout, disabled account
         return page(
@@ -133,7 +137,9 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
         filters = inbox_filters(request.GET)
         context["filters"] = filters.values
         per_page = preferences_of(request.user)["itemsPerPage"]
-        tasks = task_inbox(user=request.user, params=filters.params, case_type=filters.case_type)
+        parsed = TaskInboxApi.FilterSerializer(data=filters.params)
+        parsed.is_valid(raise_exception=True)
+        tasks = task_inbox(user=request.user, case_type=filters.case_type, **parsed.validated_data)
         context["tasks"] = tasks[:per_page]
     except errors.ValidationFailed as exc:  # a bad filter: the form again, with the message
         context.update(filters=request.GET, filter_error=exc.message)
@@ -182,6 +188,12 @@ def task_page(request: ConsoleRequest, case_id: Any, step_id: str) -> HttpRespon
     return redirect("console:case", case_id=case_id)
 
 
+def _case_filters(request: ConsoleRequest) -> dict[str, Any]:
+    filters = CaseListCreateApi.FilterSerializer(data=request.GET, context={"user": request.user})
+    filters.is_valid(raise_exception=True)
+    return filters.validated_data
+
+
 @console_page("cases:read")
 def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     q = request.GET.get("q", "").strip()
@@ -191,7 +203,7 @@ def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     return page(
         request,
         "console/cases.html",
-        {"q": "", "cases": case_list(user=request.user, params=request.GET)[:50]},
+        {"q": "", "cases": case_list(user=request.user, **_case_filters(request))[:50]},
     )
 
 
@@ -262,6 +274,6 @@ def task_draft_page(request: ConsoleRequest, case_id: Any, step_id: str) -> Http
 
 @console_page()
 @require_POST
-def live_token_page(request: ConsoleRequest) -> HttpResponseBase:
-    issued = console_services.live_token_issue(user=request.user, session=request.session)
-    return JsonResponse({"token": issued.token, "expiresAt": issued.expires_at.isoformat()})
+def live_ticket_page(request: ConsoleRequest) -> HttpResponseBase:
+    issued = console_services.live_ticket_issue(user=request.user, session=request.session)
+    return JsonResponse({"ticket": issued.ticket, "expiresAt": iso(issued.expires_at)})

@@ -1,6 +1,15 @@
 from django.apps import AppConfig
 
+from casemgmt.workflows import task_events
+
 
 class NotificationsConfig(AppConfig):
     name = "casemgmt.notifications"
     label = "notifications"
+
+    def ready(self) -> None:
+        # App loading order: the services import models, which cannot load before the registry is ready.
+        from casemgmt.notifications.services import task_notify
+
+        # Workflows sits below notifications: its task events reach the notifier through this.
+        task_events.notifier_register(task_notify)

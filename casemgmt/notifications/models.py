@@ -7,10 +7,11 @@ from django.conf import settings
 from django.db import models
 
 from casemgmt.tenancy.models import Tenant
+from casemgmt.workflows import task_events
 
 
 class Notification(models.Model):
-    ASSIGNED, ESCALATED, SLA_BREACHED = "assigned", "escalated", "sla_breached"
+    ASSIGNED, ESCALATED, SLA_BREACHED = task_events.ASSIGNED, task_events.ESCALATED, task_events.SLA_BREACHED
     EVENTS = [(ASSIGNED, "Task assigned"), (ESCALATED, "Task escalated"), (SLA_BREACHED, "Task SLA breached")]
     PENDING, SENDING, SENT, SKIPPED, FAILED = "pending", "sending", "sent", "skipped", "failed"
     STATUSES = [(s, s) for s in (PENDING, SENDING, SENT, SKIPPED, FAILED)]

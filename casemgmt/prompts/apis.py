@@ -19,8 +19,7 @@ from casemgmt.prompts.selectors import (
     prompt_template_latest_version,
 )
 from casemgmt.prompts.services import NAME_RE, prompt_template_create, prompt_template_new_version
-from casemgmt.tenancy.serializers import StrictIntegerField
-from shared.api.fields import StrictCharField, StrictFloatField
+from shared.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from shared.api.time import iso
 
 

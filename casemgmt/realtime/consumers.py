@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -14,6 +17,10 @@ from casemgmt.realtime.auth import resolve_sync
 from casemgmt.realtime.events import tenant_group
 from casemgmt.tenancy import rls
 from shared.auth.permissions import has_permission
+from shared.channel_layer import TRANSIENT, retrying
+from shared.conf import CHANNEL_GROUP_RENEW_SECONDS
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -38,18 +45,53 @@ class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
+            # A missing, invalid, used or expired credential closes with 4401 (the 401 of
+            # WebSockets). Accepted first: a close before the accept is the server's handshake
+            # refusal (HTTP 403), and a browser sees neither that status nor any close code, so
+            # it could not tell "sign in again" from "the network failed".
+            await self.accept()
             await self.close(code=4401)
             return
         self.user = user
         self.checked_at = time.monotonic()
         self.group = tenant_group(user.tenant_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self._join()
         await self.accept()
+        self.renewal: asyncio.Task[None] | None = asyncio.create_task(self._renew_membership())
+
+    async def _join(self) -> None:
+        await retrying(
+            lambda: self.channel_layer.group_add(self.group, self.channel_name), what="WebSocket group join"
+        )
+
+    async def _renew_membership(self) -> None:
+        """Memberships older than the layer's group expiry are dropped (so a channel whose removal
+        never happened does not receive forever); an open socket renews its own well before that."""
+        while True:
+            await asyncio.sleep(CHANNEL_GROUP_RENEW_SECONDS)
+            try:
+                await self._join()
+            except TRANSIENT:
+                logger.warning("WebSocket group renewal failed; trying again at the next renewal")
 
     async def disconnect(self, code: int) -> None:
+        renewal, self.renewal = getattr(self, "renewal", None), None
+        if renewal is not None:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
         if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            group = self.group
             del self.group
+            try:
+                await retrying(
+                    lambda: self.channel_layer.group_discard(group, self.channel_name),
+                    what="WebSocket group leave",
+                )
+            except TRANSIENT:
+                # Still in the group: broadcasts are written to a channel nobody reads (each
+                # message expires unread) until the membership's age passes the group expiry.
+                logger.warning("WebSocket group leave failed; the membership expires on its own")
 
     async def _current_user(self) -> Any | None:
         """The principal as it is now, or None (and the socket closed with 4401) when the token or

@@ -16,6 +16,7 @@ from channels_redis.core import RedisChannelLayer
 from django.db import transaction
 
 from shared.api.time import iso, now_ms
+from shared.channel_layer import retrying
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,11 @@ def broadcast(
     only_user: str | None = None,
 ) -> None:
     """Message shape: {"type", "timestamp", "data"}. Delivery is best effort: a
-    failure to reach the channel layer is logged, never raised into the request."""
+    failure to reach the channel layer is logged, never raised into the request. A connection error
+    is tried again a few times with backoff (well under a second in all): after a Redis restart
+    every kept connection is dead, and the first send on one fails before redis-py replaces it.
+    A send retried after Redis took it but before its answer came back is delivered twice; clients
+    treat messages as hints to reload, so a repeat is harmless where a loss is not."""
     message = {"type": type, "timestamp": iso(now_ms()), "data": data}
     layer = get_channel_layer()
     if layer is None:
@@ -41,7 +46,10 @@ def broadcast(
     event = {"type": "tenant.event", "message": message, "permission": permission, "only_user": only_user}
     try:
         if isinstance(layer, RedisChannelLayer):
-            _SENDS.run(layer.group_send(tenant_group(tenant_id), event))
+            group = tenant_group(tenant_id)
+            _SENDS.run(
+                retrying(lambda: layer.group_send(group, event), what=f"WebSocket broadcast of {type}")
+            )
         else:  # the in-memory layer's queues belong to the server's loop, which async_to_sync finds
             async_to_sync(layer.group_send)(tenant_group(tenant_id), event)
     except Exception:

@@ -10,32 +10,27 @@ outlives the call.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import math
-import uuid
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import psycopg.errors
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
+from casemgmt.reports import sqlite_sandbox
+from casemgmt.reports.results import QueryResult, json_value, timeout_error, unique_names
 from shared.api.errors import ApplicationError, NotConfigured, ValidationFailed
 
-
-@dataclass(frozen=True)
-class QueryResult:
-    rows: list[dict[str, Any]]
-    truncated: bool  # more rows than the cap: only the first `cap` are in `rows`
+__all__ = ["QueryResult", "run_readonly"]
 
 
 def run_readonly(*, tenant_id: Any, sql: str) -> QueryResult:
     """`sql` must come from `sqlcheck.check_query`; this layer assumes nothing else about it."""
+    if connection.vendor == "sqlite":
+        return sqlite_sandbox.run_readonly(tenant_id=tenant_id, sql=sql)
     if connection.vendor != "postgresql":
         raise NotConfigured(
-            "Report queries need PostgreSQL; this service runs on SQLite.", code="not_configured"
+            f"Report queries need PostgreSQL or SQLite, not {connection.vendor}.", code="not_configured"
         )
     cap = settings.REPORTS_ROW_CAP
     try:
@@ -45,7 +40,7 @@ def run_readonly(*, tenant_id: Any, sql: str) -> QueryResult:
             transaction.set_rollback(True)
     except DatabaseError as exc:
         raise _query_error(exc) from None
-    rows = [dict(zip(columns, (_json_value(v) for v in row), strict=True)) for row in raw[:cap]]
+    rows = [dict(zip(columns, (json_value(v) for v in row), strict=True)) for row in raw[:cap]]
     return QueryResult(rows=rows, truncated=len(raw) > cap)
 
 
@@ -86,38 +81,7 @@ def _fetch(sql: str, limit: int) -> tuple[list[str], list[list[Any]]]:
         for row in rows:
             for i in json_columns:
                 row[i] = json.loads(row[i]) if isinstance(row[i], str) else row[i]
-        return _column_names(cursor.description), rows
-
-
-def _column_names(description: Any) -> list[str]:
-    """Column names as the query gave them; a repeated name gets a suffix (`id`, `id_2`) so no
-    value is lost in the row objects."""
-    names: list[str] = []
-    for column in description:
-        name, n = column.name, 1
-        while name in names:
-            n += 1
-            name = f"{column.name}_{n}"
-        names.append(name)
-    return names
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat().replace("+00:00", "Z")
-    if isinstance(value, dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, Decimal | float) and not math.isfinite(value):
-        return str(float(value))  # JSON has no NaN or Infinity: "nan", "inf", "-inf"
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, list):
-        return [_json_value(v) for v in value]
-    if isinstance(value, bytes | memoryview):
-        return bytes(value).hex()
-    return value
+        return unique_names(column.name for column in cursor.description), rows
 
 
 def _query_error(exc: DatabaseError) -> ApplicationError:
@@ -129,10 +93,7 @@ def _query_error(exc: DatabaseError) -> ApplicationError:
             f"Report queries are not set up in this database: {_first_line(exc)}", code="not_configured"
         )
     if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
-        timeout = settings.REPORTS_STATEMENT_TIMEOUT_MS
-        return ValidationFailed(
-            f"The query ran longer than {timeout} ms and was stopped.", field="query", code="query_timeout"
-        )
+        return timeout_error()
     return ValidationFailed(f"The query failed: {_first_line(exc)}", field="query", code="query_failed")
 
 

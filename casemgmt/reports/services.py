@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from casemgmt.audit.services import record
@@ -99,12 +99,10 @@ FENCE = re.compile(r"```(?:sql)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 def report_ask(*, user: User, question: str) -> Answer:
-    """503 not_configured without a model (or without PostgreSQL); a generated query that is
-    refused, fails or times out is a 400 whose details carry that query."""
+    """503 not_configured without a model; a generated query that is refused, fails or times out
+    is a 400 whose details carry that query."""
     if not llm_configured():
         raise NotConfigured("No language model is configured for questions.", code="not_configured")
-    if connection.vendor != "postgresql":
-        raise NotConfigured("Report queries need PostgreSQL; this service runs on SQLite.")
     generated = _generate_sql(question)
     try:
         query = check_query(generated)

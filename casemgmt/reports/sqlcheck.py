@@ -278,13 +278,13 @@ def _check_table(table: exp.Table) -> None:
         raise refuse(
             f"{table.sql(dialect='postgres')} names a schema; only the views cases and tasks may be read"
         )
-    if name in _visible_ctes(table):
+    if name in visible_ctes(table):
         return
     if name not in VIEWS:
         raise refuse(f"table {name} is not allowed; only the views cases and tasks may be read")
 
 
-def _visible_ctes(table: exp.Table) -> set[str]:
+def visible_ctes(table: exp.Table) -> set[str]:
     """The names of the common table expressions `table` may refer to, following PostgreSQL: a
     WITH list's names are visible in the query body and each CTE sees only the CTEs before it (a
     later or its own name means a real table of that name). WITH RECURSIVE is refused."""

@@ -4,22 +4,17 @@ import re
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy import selectors, services
 from casemgmt.tenancy.defaults import DEFAULT_COLORS
 from casemgmt.tenancy.models import DEFAULT_SLA_HOURS_MAX, DEFAULT_TERMINOLOGY, Branding, Theme
-from casemgmt.tenancy.serializers import StrictBooleanField, StrictIntegerField, StrictSerializer
-from shared.api.fields import StrictCharField
+from shared.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
 from shared.api.openapi import LIST_OF_OBJECTS, UUID, errors_also, query
-from shared.api.pagination import parse_int
-from shared.api.time import iso
-from shared.auth.permissions import has_permission
 
 HEX_COLOUR = r"^#[0-9A-Fa-f]{6}$"
 CSS_VARIABLE = re.compile(r"^--[A-Za-z0-9_-]{1,100}$")
@@ -206,40 +201,6 @@ class ThemeDetailApi(APIView):
         theme = selectors.theme_get(tenant_id=request.user.tenant_id, theme_id=theme_id)
         services.theme_delete(theme=theme, actor=request.user)
         return Response(status=204)
-
-
-def activity_out(event: AuditEvent, *, with_changes: bool) -> dict[str, Any]:
-    # decision: `details` carries the event's resource; its recorded changes (case data diffs,
-    # emails, task form data) only for callers who may read the audit trail itself.
-    details: dict[str, Any] = {"resource": event.resource}
-    if with_changes:
-        details["changes"] = event.changes
-    return {
-        "id": str(event.id),
-        "timestamp": iso(event.timestamp),
-        "actor": event.actor,
-        "action": event.action,
-        "details": details,
-    }
-
-
-class ActivityApi(APIView):
-    # The activity feed is open to every signed-in user; the changes are not.
-    required = {"GET": ""}
-
-    @extend_schema(
-        responses=LIST_OF_OBJECTS,
-        parameters=[
-            OpenApiParameter(
-                "limit", {"type": "integer", "minimum": 1, "maximum": 100}, description="default 20"
-            )
-        ],
-    )
-    def get(self, request: Request) -> Response:
-        limit = parse_int(request.query_params, "limit", 20, minimum=1, maximum=100)
-        events = selectors.activity(tenant_id=request.user.tenant_id, limit=limit)
-        with_changes = has_permission(request.user.get_permission_strings(), "audit:read")
-        return Response([activity_out(e, with_changes=with_changes) for e in events])
 
 
 ICON_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}

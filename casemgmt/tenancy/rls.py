@@ -293,7 +293,7 @@ def install(conn: BaseDatabaseWrapper) -> None:
             cursor.execute(
                 f'CREATE POLICY {POLICY} ON "{table}" USING ({column} = {_TENANT}) WITH CHECK ({column} = {_TENANT})'
             )
-        if role_name() and not _role_ready(cursor):
+        if role_name() and not role_ready(cursor):
             cursor.execute(ROLE_SQL.replace("{role}", role_name()))
         cursor.execute(LEAKPROOF_SQL)
 
@@ -318,7 +318,7 @@ $$;
 """
 
 
-def _role_ready(cursor: Any) -> bool:
+def role_ready(cursor: Any) -> bool:
     """The role exists, the service's user may switch to it and it may use every table."""
     cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role_name()])
     if cursor.fetchone() is None:

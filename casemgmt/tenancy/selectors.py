@@ -6,7 +6,6 @@ from uuid import UUID
 
 from django.conf import settings
 
-from casemgmt.audit.models import AuditEvent
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
 from shared.api import errors
 
@@ -41,10 +40,6 @@ def theme_get(*, tenant_id: UUID, theme_id: UUID) -> Theme:
     if theme is None:
         raise errors.NotFound("Theme not found.")
     return theme
-
-
-def activity(*, tenant_id: UUID, limit: int) -> list[AuditEvent]:
-    return list(AuditEvent.objects.filter(tenant_id=tenant_id).order_by("-sequence")[:limit])
 
 
 def manifest_tenant(*, tenant_id: str | None) -> Tenant | None:

@@ -1,64 +1,29 @@
-"""Tenant creation and seeding, and writes to a tenant's branding, terminology and themes."""
+"""Writes to a tenant's branding, terminology, themes and settings (a new tenant is made by
+`casemgmt.accounts.tenants.tenant_create`, which also seeds its roles and first Admin).
+
+Lock order (the case service's, everywhere): the tenant row first, then per-tenant name locks and
+counters (case-type prefixes and numbers), then a case row, then its step rows, then any other row
+the write changes, and the tenant's audit chain lock last, taken by the audit append just before
+the transaction ends. The tenant row is locked FOR NO KEY UPDATE (`no_key=True`): every insert of a
+row naming the tenant, the audit row included, checks the foreign key with FOR KEY SHARE on it,
+which a plain FOR UPDATE would block. A settings write holding FOR UPDATE while it waited for the
+chain, and an append holding the chain while its check waited for the tenant row, deadlocked.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from casemgmt.accounts.models import DEFAULT_ROLES, Role, User
-from casemgmt.accounts.services import user_create
-from casemgmt.audit.services import record
-from casemgmt.tenancy.defaults import DEFAULT_COLORS, DEFAULT_THEMES
+from casemgmt.tenancy.changes import Actor, record
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
 from shared.api import errors
-
-
-@transaction.atomic
-def tenant_create(
-    *, name: str, admin_email: str, admin_password: str, admin_display_name: str = ""
-) -> Tenant:
-    name = name.strip()
-    if not name:
-        raise errors.ValidationFailed("Tenant name must not be empty.", field="name")
-    if Tenant.objects.filter(name__iexact=name).exists():
-        raise errors.AlreadyExists(f"A tenant named {name!r} already exists.", field="name")
-    if User.objects.filter(email=admin_email.strip().lower()).exists():
-        raise errors.AlreadyExists(f"A user with email {admin_email} already exists.", field="adminEmail")
-    try:
-        validate_password(admin_password)
-    except ValidationError as exc:
-        raise errors.ValidationFailed.from_errors(
-            [{"field": "adminPassword", "error": m} for m in exc.messages]
-        ) from None
-
-    tenant = Tenant.objects.create(name=name)
-    roles = {
-        key: Role.objects.create(tenant=tenant, name=key, display_name=display, permissions=perms)
-        for key, (display, perms) in DEFAULT_ROLES.items()
-    }
-    for theme_name, is_default, variables in DEFAULT_THEMES:
-        Theme.objects.create(tenant=tenant, name=theme_name, is_default=is_default, css_variables=variables)
-    Branding.objects.create(tenant=tenant, company_name=name, colors=dict(DEFAULT_COLORS))
-    Terminology.objects.create(tenant=tenant, labels=dict(DEFAULT_TERMINOLOGY))
-    user_create(
-        tenant=tenant,
-        email=admin_email,
-        display_name=admin_display_name or "Administrator",
-        roles=[roles["admin"]],
-        password=admin_password,
-        # The first Admin is a tenant administrator in Django admin too (scoped to this tenant).
-        is_staff=True,
-    )
-    return tenant
-
 
 # --- tenant settings ------------------------------------------------------------------------------
 
 
-def _actor(user: User) -> str:
+def _actor(user: Actor) -> str:
     return str(user.id)
 
 
@@ -83,7 +48,7 @@ def _branding_audit_form(branding: Branding) -> dict[str, Any]:
 
 @transaction.atomic
 def branding_update(
-    *, tenant: Tenant, actor: User, changes: dict[str, Any], replace_colors: bool = False
+    *, tenant: Tenant, actor: Actor, changes: dict[str, Any], replace_colors: bool = False
 ) -> Branding:
     """`changes` is in the stored form: company_name, logo_url, favicon_url, powered_by, colors
     (merged into the stored colours, or replacing them with `replace_colors`)."""
@@ -115,7 +80,7 @@ def branding_update(
 
 
 @transaction.atomic
-def terminology_replace(*, tenant: Tenant, actor: User, labels: dict[str, str]) -> Terminology:
+def terminology_replace(*, tenant: Tenant, actor: Actor, labels: dict[str, str]) -> Terminology:
     terminology = Terminology.objects.select_for_update().get(tenant=tenant)
     before = dict(terminology.labels)
     terminology.labels = {key: labels[key] for key in DEFAULT_TERMINOLOGY}
@@ -132,7 +97,7 @@ def terminology_replace(*, tenant: Tenant, actor: User, labels: dict[str, str]) 
     return terminology
 
 
-def _theme_audit(theme: Theme, actor: User, operation: str, **changes: Any) -> None:
+def _theme_audit(theme: Theme, actor: Actor, operation: str, **changes: Any) -> None:
     record(
         tenant_id=theme.tenant_id,
         actor=_actor(actor),
@@ -142,9 +107,14 @@ def _theme_audit(theme: Theme, actor: User, operation: str, **changes: Any) -> N
     )
 
 
+def _lock_tenant(tenant: Tenant) -> Tenant:
+    # NO KEY: foreign-key checks of concurrent inserts (audit appends among them) pass it.
+    return Tenant.objects.select_for_update(no_key=True).get(pk=tenant.pk)
+
+
 def _lock_themes(tenant: Tenant) -> None:
     # Serializes default switching per tenant (the partial unique index allows one default).
-    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+    _lock_tenant(tenant)
 
 
 def _ensure_unique_name(tenant: Tenant, name: str, exclude: Any = None) -> None:
@@ -154,7 +124,7 @@ def _ensure_unique_name(tenant: Tenant, name: str, exclude: Any = None) -> None:
 
 @transaction.atomic
 def theme_create(
-    *, tenant: Tenant, actor: User, name: str, css_variables: dict[str, str], is_default: bool = False
+    *, tenant: Tenant, actor: Actor, name: str, css_variables: dict[str, str], is_default: bool = False
 ) -> Theme:
     _lock_themes(tenant)
     _ensure_unique_name(tenant, name)
@@ -168,7 +138,7 @@ def theme_create(
 
 @transaction.atomic
 def theme_update(
-    *, theme: Theme, actor: User, name: str, css_variables: dict[str, str], is_default: bool | None = None
+    *, theme: Theme, actor: Actor, name: str, css_variables: dict[str, str], is_default: bool | None = None
 ) -> Theme:
     _lock_themes(theme.tenant)
     theme = Theme.objects.get(pk=theme.pk)
@@ -196,7 +166,7 @@ def theme_update(
 
 
 @transaction.atomic
-def theme_delete(*, theme: Theme, actor: User) -> None:
+def theme_delete(*, theme: Theme, actor: Actor) -> None:
     _lock_themes(theme.tenant)
     theme = Theme.objects.get(pk=theme.pk)
     if theme.is_default:
@@ -209,7 +179,7 @@ def theme_delete(*, theme: Theme, actor: User) -> None:
 @transaction.atomic
 def tenant_settings_update(*, tenant: Tenant, actor: Any, default_sla_hours: int | None) -> Tenant:
     """`default_sla_hours` None falls back to the service default; the change is audited."""
-    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    tenant = _lock_tenant(tenant)
     before = tenant.default_sla_hours
     if before != default_sla_hours:
         tenant.default_sla_hours = default_sla_hours

@@ -8,6 +8,5 @@ urlpatterns = [
     path("tenant/settings", apis.TenantSettingsApi.as_view(), name="tenant-settings"),
     path("tenant/themes", apis.ThemeListCreateApi.as_view(), name="tenant-themes"),
     path("tenant/themes/<uuid:theme_id>", apis.ThemeDetailApi.as_view(), name="tenant-theme"),
-    path("activity", apis.ActivityApi.as_view(), name="activity"),
     path("manifest.json", apis.ManifestApi.as_view(), name="manifest"),
 ]

@@ -141,7 +141,7 @@ def step_disable(erasure: Erasure) -> None:
 def step_cases(erasure: Erasure) -> None:
     subject, needles = erasure.subject, needles_of(erasure.subject)
     cases = (
-        Case.objects.select_for_update()
+        Case.objects.select_for_update(no_key=True)
         .annotate(data_text=Cast("data", TextField()))
         .filter(tenant_id=erasure.tenant_id)
         .filter(
@@ -185,7 +185,7 @@ def _scrub_case(erasure: Erasure, case: Case, needles: Needles) -> None:
 def step_tasks(erasure: Erasure) -> None:
     subject, needles = erasure.subject, needles_of(erasure.subject)
     steps = (
-        CaseStep.objects.select_for_update()
+        CaseStep.objects.select_for_update(no_key=True)
         .annotate(draft_text=Cast("draft", TextField()), result_text=Cast("result", TextField()))
         .filter(tenant_id=erasure.tenant_id)
         .filter(

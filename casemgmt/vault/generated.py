@@ -25,7 +25,7 @@ def document_generated_save(
     """`generated_by` names the generator (`connector:pdf:<step id>`); it is the audit actor and the
     document has no uploading user. A second call with the same `idempotency_key` (a step run again
     after its worker died between saving and reporting) answers the document saved the first time."""
-    case = Case.objects.select_for_update().filter(tenant_id=tenant_id, id=case_id).first()
+    case = Case.objects.select_for_update(no_key=True).filter(tenant_id=tenant_id, id=case_id).first()
     if case is None:
         raise NotFound("Case not found.")
     earlier = saved_before(case=case, idempotency_key=idempotency_key)

@@ -7,12 +7,13 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 
+from casemgmt.accounts.models import User
 from casemgmt.vault.models import Document, Erasure
 from casemgmt.vault.tokens import TokenClaims
 from shared.api.errors import NotFound, PermissionDenied
+from shared.auth.permissions import has_permission
 
 if TYPE_CHECKING:
-    from casemgmt.accounts.models import User
     from casemgmt.cases.models import Case
 
 
@@ -47,7 +48,31 @@ def document_for_token(*, claims: TokenClaims) -> Document:
         raise NotFound("Document not found.")
     if str(document.tenant_id) != claims.tenant_id:
         raise PermissionDenied("The download link is not valid for this document.")
+    _require_issuer_still_entitled(claims)
     return document
+
+
+def _require_issuer_still_entitled(claims: TokenClaims) -> None:
+    """A link lends its issuer's access and never more of it than the issuer still has: once the
+    issuer is disabled, deleted, moved out of the tenant or no longer holds `vault:read`, the link
+    is refused like a tampered one (403). Disabling an agent is how its API key is revoked."""
+    issuer_id = _uuid_or_none(claims.issued_by)
+    issuer = (
+        User.objects.prefetch_related("roles")
+        .filter(id=issuer_id, tenant_id=claims.tenant_id, is_active=True)
+        .first()
+        if issuer_id is not None
+        else None
+    )
+    if issuer is None or not has_permission(issuer.get_permission_strings(), "vault:read"):
+        raise PermissionDenied("The download link was revoked: its issuer can no longer read this document.")
+
+
+def _uuid_or_none(value: str) -> UUID | None:
+    try:
+        return UUID(value)
+    except ValueError:
+        return None
 
 
 def access_erasure(*, user: User, erasure_id: Any, scope: str | None = None) -> Erasure:

@@ -16,11 +16,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.tenancy.serializers import StrictBooleanField, StrictSerializer
 from casemgmt.webhooks import openapi, selectors, services, signatures
 from casemgmt.webhooks.models import InboundWebhook
 from shared.api import errors
-from shared.api.fields import JsonObjectField, StrictCharField
+from shared.api.fields import JsonObjectField, StrictBooleanField, StrictCharField, StrictSerializer
 from shared.api.openapi import errors_also, page_parameters
 from shared.api.pagination import get_page, page_links
 from shared.api.parsers import StrictJSONParser

@@ -167,7 +167,7 @@ def inbound_webhook_update(
     rotate_key: bool,
 ) -> tuple[InboundWebhook, str | None]:
     """The webhook and, when `rotate_key`, its new key in plain text (the old one stops working)."""
-    webhook = InboundWebhook.objects.select_for_update().get(pk=webhook.pk)
+    webhook = InboundWebhook.objects.select_for_update(no_key=True).get(pk=webhook.pk)
     _apply(webhook, values)
     if change_secret:
         _set_secret(webhook, secret)
@@ -192,7 +192,10 @@ def inbound_webhook_secrets_rotate() -> int:
     for pk in list(pks):
         with transaction.atomic():
             webhook = (
-                InboundWebhook.objects.select_for_update().filter(pk=pk).exclude(secret_encrypted="").first()
+                InboundWebhook.objects.select_for_update(no_key=True)
+                .filter(pk=pk)
+                .exclude(secret_encrypted="")
+                .first()
             )
             if webhook is not None:
                 webhook.secret_encrypted = crypto.rotate(webhook.secret_encrypted)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import uuid
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from django.db.models import F, Q, QuerySet
 
 from casemgmt.workflows.models import CaseStep, Workflow
-from shared.api.errors import NotFound, ValidationFailed
-from shared.api.time import parse_iso
+from shared.api.errors import NotFound
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
@@ -30,14 +30,14 @@ def step_results(case: Case) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- definitions
 
 
-def workflow_list(*, tenant_id: Any, params: Any) -> QuerySet[Workflow]:
+def workflow_list(
+    *, tenant_id: Any, case_type_key: str | None = None, status: str | None = None
+) -> QuerySet[Workflow]:
     workflows = Workflow.objects.filter(tenant_id=tenant_id)
-    if params.get("caseTypeKey"):
-        workflows = workflows.filter(case_type_key=params["caseTypeKey"])
-    if params.get("status"):
-        if params["status"] not in (Workflow.DRAFT, Workflow.PUBLISHED, Workflow.WITHDRAWN):
-            raise ValidationFailed("status must be draft, published or withdrawn", field="status")
-        workflows = workflows.filter(status=params["status"])
+    if case_type_key:
+        workflows = workflows.filter(case_type_key=case_type_key)
+    if status:
+        workflows = workflows.filter(status=status)
     return workflows.order_by("-created_at", "-id")  # newest first; id keeps ties stable
 
 
@@ -50,14 +50,15 @@ def workflow_get(*, tenant_id: Any, workflow_id: Any) -> Workflow:
 
 # ---------------------------------------------------------------------------- tasks
 
-# createdAt (the default): newest first. dueDate: soonest due first, undated last. caseType: by key.
-# Ties: newest first, then by id, so paging is stable.
+# created_at (the default): newest first. due_date: soonest due first, undated last. case_type: by
+# key. Ties: newest first, then by id, so paging is stable.
 NEWEST_FIRST = (F("activated_at").desc(nulls_last=True), "-pk")
 INBOX_SORTS = {
-    "dueDate": (F("due_at").asc(nulls_last=True), *NEWEST_FIRST),
-    "createdAt": NEWEST_FIRST,
-    "caseType": ("case__case_type__key", *NEWEST_FIRST),
+    "due_date": (F("due_at").asc(nulls_last=True), *NEWEST_FIRST),
+    "created_at": NEWEST_FIRST,
+    "case_type": ("case__case_type__key", *NEWEST_FIRST),
 }
+INBOX_STATUSES = ("claimed", "unclaimed", "completed")
 
 
 # Only an active task step (open) or a completed one (history) is a task: a pending step was
@@ -75,36 +76,38 @@ def _visible_to(user: User) -> Q:
     return open_claimable | done
 
 
-def task_inbox(*, user: User, params: Any, case_type: str | None = None) -> QuerySet[CaseStep]:
-    """The API's inbox filters from `params`; the console also narrows by case type key."""
+def task_inbox(
+    *,
+    user: User,
+    status: str | None = None,
+    due_before: datetime | None = None,
+    due_after: datetime | None = None,
+    case_id: UUID | None = None,
+    sort_by: str = "created_at",
+    case_type: str | None = None,
+) -> QuerySet[CaseStep]:
+    """The tasks `user` sees: open ones unless `status` (one of `INBOX_STATUSES`) says otherwise,
+    due strictly between `due_after` and `due_before`; `sort_by` is a key of `INBOX_SORTS`. The
+    console also narrows by case type key."""
     tasks = CaseStep.objects.filter(tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES)
     if case_type:
         tasks = tasks.filter(case__case_type__key=case_type)
     tasks = tasks.filter(_visible_to(user))
-    status = params.get("status")
     if status == "claimed":
         tasks = tasks.filter(status=CaseStep.ACTIVE, assigned_to__isnull=False)
     elif status == "unclaimed":
         tasks = tasks.filter(status=CaseStep.ACTIVE, assigned_to__isnull=True)
     elif status == "completed":
         tasks = tasks.filter(status=CaseStep.COMPLETED)
-    elif status:
-        raise ValidationFailed("status must be claimed, unclaimed or completed", field="status")
     else:
         tasks = tasks.filter(status=CaseStep.ACTIVE)  # decision: the inbox shows open tasks by default
-    if params.get("dueBefore"):
-        tasks = tasks.filter(due_at__lt=parse_iso(params["dueBefore"], "dueBefore"))
-    if params.get("dueAfter"):
-        tasks = tasks.filter(due_at__gt=parse_iso(params["dueAfter"], "dueAfter"))
-    if params.get("caseId"):
-        try:
-            tasks = tasks.filter(case_id=uuid.UUID(params["caseId"]))
-        except ValueError:
-            raise ValidationFailed("caseId must be a UUID", field="caseId") from None
-    sort = params.get("sortBy") or "createdAt"
-    if sort not in INBOX_SORTS:
-        raise ValidationFailed("sortBy must be dueDate, createdAt or caseType", field="sortBy")
-    return tasks.select_related("case__case_type", "case__workflow_version").order_by(*INBOX_SORTS[sort])
+    if due_before:
+        tasks = tasks.filter(due_at__lt=due_before)
+    if due_after:
+        tasks = tasks.filter(due_at__gt=due_after)
+    if case_id:
+        tasks = tasks.filter(case_id=case_id)
+    return tasks.select_related("case__case_type", "case__workflow_version").order_by(*INBOX_SORTS[sort_by])
 
 
 def task_get(*, user: User, case_id: Any, step_id: str) -> CaseStep:

@@ -10,8 +10,8 @@ from rest_framework.views import APIView
 
 from orchestrator.agents import openapi, selectors
 from orchestrator.agents.models import Agent
-from orchestrator.definitions.querying import list_parameters, page_of, paged
 from shared.api.pagination import list_body
+from shared.api.querying import list_parameters, page_of, paged
 from shared.api.time import iso, now_ms
 
 

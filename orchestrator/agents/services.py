@@ -11,9 +11,9 @@ from django.db.models import Q
 
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.events.services import event_emit_agent
-from orchestrator.runs import lifecycle, limits
-from orchestrator.runs.dispatch import Wakeup, send_on_commit, waiting_messages
+from orchestrator.runs import finish, pools, state
 from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
+from orchestrator.runs.wakeups import Wakeup, send_on_commit, waiting_messages
 from shared.api.time import now_ms
 
 logger = logging.getLogger(__name__)
@@ -177,11 +177,11 @@ def _unstick_runs(cutoff: datetime) -> None:
         task_runs__status__in=(QUEUED, RUNNING)
     )
     for run_id in stalled.values_list("run_id", flat=True)[:100]:
-        lifecycle.run_start(run_id=run_id)
+        state.run_start(run_id=run_id)
     unfinished = (PENDING, QUEUED, RUNNING, FAILED, CANCELLED)
     done = Run.objects.filter(status=RUNNING).exclude(task_runs__status__in=unfinished)
     for run_id in done.values_list("run_id", flat=True)[:100]:
-        lifecycle.complete_run_if_done(run_id)
+        state.run_complete_if_done(run_id)
 
 
 def agents_sweep() -> dict[str, int]:
@@ -190,7 +190,7 @@ def agents_sweep() -> dict[str, int]:
     offline = _mark_offline(cutoff)
     recovered = 0
     for tr_id, agent_id, attempt in _orphaned_task_runs(cutoff):
-        if lifecycle.recover(task_run_id=tr_id, attempt=attempt, agent_id=agent_id):
+        if finish.task_run_recover(task_run_id=tr_id, attempt=attempt, agent_id=agent_id):
             recovered += 1
             logger.warning("Recovered task run %s from lost agent process %s", tr_id, agent_id)
     _forget_dead_sessions(cutoff)
@@ -204,6 +204,6 @@ def agents_sweep() -> dict[str, int]:
     resent = _redispatch_lost(cutoff, live_queues)
     _unstick_runs(cutoff)
     # Recovered task runs freed their pool slots; lost admissions and pool wake-ups are repeated.
-    limits.pools_sweep()
-    limits.dags_sweep()
+    pools.pools_sweep()
+    state.dags_sweep()
     return {"agents_offline": len(offline), "task_runs_recovered": recovered, "wakeups_resent": resent}

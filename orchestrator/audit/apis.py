@@ -6,15 +6,24 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.audit import openapi, selectors, services
+from orchestrator.audit import checkpoints, openapi, selectors
 from orchestrator.audit.models import AuditEvent
 from shared.api.openapi import EXPORT_RESPONSES, page_parameters
 from shared.api.pagination import get_page, list_body
+from shared.api.querying import QuerySerializer, QueryTextField
+from shared.audit.checkpoints import (
+    CheckpointReport,
+    checkpoint_out,
+    checkpoint_report_out,
+    verify_from_checkpoint,
+)
+from shared.audit.openapi import CheckpointKeysOut
 from shared.audit.services import VerifyResult, event_to_dict, export_csv, export_json
 
 ADMIN_ONLY = {"GET": "admin"}
@@ -32,16 +41,23 @@ def audit_event_out(event: AuditEvent) -> dict[str, Any]:
     return event_to_dict(event)
 
 
-def audit_verify_out(result: VerifyResult) -> dict[str, Any]:
+def audit_verify_out(result: VerifyResult, report: CheckpointReport) -> dict[str, Any]:
     return {
         "status": "valid" if result.is_valid else "invalid",
         "entries_checked": result.entries_checked,
         "first_invalid": str(result.first_broken.id) if result.first_broken else None,
+        "errors": result.errors,
+        "checkpoints": checkpoint_report_out(report),
     }
 
 
 class AuditEventListApi(APIView):
     min_role = ADMIN_ONLY
+
+    class FilterSerializer(QuerySerializer):
+        action = QueryTextField()
+        actor = QueryTextField()
+        resource = QueryTextField()
 
     @extend_schema(
         responses=openapi.AuditEventListOut,
@@ -52,8 +68,9 @@ class AuditEventListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
-        filters = {key: request.query_params.get(key, "") for key in selectors.FILTERS}
-        events = selectors.audit_event_list(filters=filters)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        events = selectors.audit_event_list(**filters.validated_data)
         total = events.count()
         items = [audit_event_out(e) for e in events[page.offset : page.offset + page.limit]]
         return Response(list_body("events", items, total, page))
@@ -62,21 +79,74 @@ class AuditEventListApi(APIView):
 class AuditVerifyApi(APIView):
     min_role = ADMIN_ONLY
 
-    @extend_schema(responses=openapi.AuditVerifyOut)
+    @extend_schema(
+        responses=openapi.AuditVerifyOut,
+        parameters=[
+            OpenApiParameter(
+                "from",
+                str,
+                enum=["genesis", "checkpoint"],
+                description="genesis (default): walk every event; checkpoint: only the events after "
+                "the last signed checkpoint that holds (every checkpoint is still checked)",
+            )
+        ],
+    )
     def get(self, request: Request) -> Response:
-        return Response(audit_verify_out(services.audit_chain_verify()))
+        from_checkpoint = verify_from_checkpoint(request.query_params.get("from"))
+        result, report = checkpoints.audit_chain_verify_checkpointed(from_checkpoint=from_checkpoint)
+        return Response(audit_verify_out(result, report))
+
+
+class AuditCheckpointListApi(APIView):
+    """The chain's signed checkpoints, newest first, for an outside witness to keep."""
+
+    min_role = ADMIN_ONLY
+
+    @extend_schema(
+        responses=openapi.AuditCheckpointListOut, parameters=page_parameters(default_limit=50, max_limit=500)
+    )
+    def get(self, request: Request) -> Response:
+        page = get_page(request.query_params, default_limit=50, max_limit=500)
+        rows = selectors.audit_checkpoint_list()
+        total = rows.count()
+        current = checkpoints.policy()
+        items = [checkpoint_out(current, row) for row in rows[page.offset : page.offset + page.limit]]
+        return Response(list_body("checkpoints", items, total, page))
+
+
+class AuditCheckpointKeysApi(APIView):
+    """The public keys that verify checkpoints (the first signs new ones)."""
+
+    min_role = ADMIN_ONLY
+
+    @extend_schema(responses=CheckpointKeysOut)
+    def get(self, request: Request) -> Response:
+        return Response({"keys": checkpoints.policy().keyring.public_keys_out()})
 
 
 class AuditExportApi(APIView):
     min_role = ADMIN_ONLY
     content_negotiation_class = ExportNegotiation
 
+    class FilterSerializer(QuerySerializer):
+        # absent: json; empty or anything else: 400
+        format = serializers.CharField(
+            required=False, default="json", allow_blank=True, trim_whitespace=False
+        )
+
+        def validate_format(self, value: str) -> str:
+            if value not in selectors.EXPORT_FORMATS:
+                raise serializers.ValidationError("format must be csv or json")
+            return value
+
     @extend_schema(
         responses=EXPORT_RESPONSES,
         parameters=[OpenApiParameter("format", str, enum=list(selectors.EXPORT_FORMATS))],
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        fmt = selectors.export_format(request.query_params)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        fmt = filters.validated_data["format"]
         events = selectors.audit_export_events()
         content = export_csv(events) if fmt == "csv" else export_json(events)
         response = StreamingHttpResponse(content, content_type=CONTENT_TYPES[fmt])

@@ -1,6 +1,6 @@
 from django.db import models
 
-from shared.audit.models import AuditEventBase
+from shared.audit.models import AuditCheckpointBase, AuditEventBase
 
 CHAIN = "orchestrator"
 
@@ -11,4 +11,14 @@ class AuditEvent(AuditEventBase):
     class Meta(AuditEventBase.Meta):
         constraints = [
             models.UniqueConstraint(fields=["chain", "sequence"], name="orch_audit_chain_sequence")
+        ]
+
+
+class AuditCheckpoint(AuditCheckpointBase):
+    """A signed checkpoint of the orchestrator's chain."""
+
+    class Meta(AuditCheckpointBase.Meta):
+        constraints = [
+            # Two sweeps at once never sign the same position twice.
+            models.UniqueConstraint(fields=["chain", "sequence"], name="orch_audit_checkpoint_chain_sequence")
         ]

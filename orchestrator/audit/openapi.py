@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from shared.audit.openapi import CheckpointOut, CheckpointReportOut
+
 
 class AuditEventOut(serializers.Serializer):
     id = serializers.UUIDField()
@@ -25,3 +27,12 @@ class AuditVerifyOut(serializers.Serializer):
     status = serializers.ChoiceField(choices=["valid", "invalid"])
     entries_checked = serializers.IntegerField()
     first_invalid = serializers.CharField(allow_null=True)
+    errors = serializers.ListField(child=serializers.CharField())
+    checkpoints = CheckpointReportOut()
+
+
+class AuditCheckpointListOut(serializers.Serializer):
+    checkpoints = CheckpointOut(many=True)
+    total = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()

@@ -1,21 +1,21 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from django.http import QueryDict
 
-from orchestrator.audit.models import CHAIN, AuditEvent
-from shared.api.errors import ValidationFailed
+from orchestrator.audit.models import CHAIN, AuditCheckpoint, AuditEvent
 
 EXPORT_FORMATS = ("csv", "json")
 FILTERS = ("action", "actor", "resource")
 
 
-def audit_event_list(*, filters: dict[str, str]) -> QuerySet[AuditEvent]:
-    """Newest first; each filter is an exact match."""
+def audit_event_list(
+    *, action: str | None = None, actor: str | None = None, resource: str | None = None
+) -> QuerySet[AuditEvent]:
+    """Newest first; each filter given is an exact match."""
     events = AuditEvent.objects.filter(chain=CHAIN)
-    for key in FILTERS:
-        if filters.get(key):
-            events = events.filter(**{key: filters[key]})
+    for key, value in (("action", action), ("actor", actor), ("resource", resource)):
+        if value:
+            events = events.filter(**{key: value})
     return events.order_by("-sequence")
 
 
@@ -24,8 +24,6 @@ def audit_export_events() -> QuerySet[AuditEvent]:
     return AuditEvent.objects.filter(chain=CHAIN).order_by("sequence")
 
 
-def export_format(params: QueryDict) -> str:
-    value = params.get("format", "json")  # absent: json; empty or anything else: 400
-    if value not in EXPORT_FORMATS:
-        raise ValidationFailed("format must be csv or json", field="format")
-    return value
+def audit_checkpoint_list() -> QuerySet[AuditCheckpoint]:
+    """Newest first."""
+    return AuditCheckpoint.objects.filter(chain=CHAIN).order_by("-sequence")

@@ -1,4 +1,7 @@
-"""The orchestrator's audit trail: one chain, appended in the caller's transaction."""
+"""The orchestrator's audit trail: one chain, appended in the caller's transaction.
+
+The chain's lock is the last lock a write takes (the lock order is in `orchestrator.runs.services`):
+append after every change to rows another writer may hold."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Declared parameters are one input each, empty with the default as a hint; only filled-in inputs are
 sent, so a chosen parameter set is not overridden by defaults the user never touched. The body is
-then read by the same `read_options` the API uses, so the form and the API accept the same values.
+then read by the same `ScheduleOptionsSerializer` the API uses, so the form and the API accept the same values.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,14 +23,17 @@ from orchestrator.agents import selectors as agent_selectors
 from orchestrator.console import forms
 from orchestrator.console.graph import Node, layout
 from orchestrator.definitions import selectors as definition_selectors
+from orchestrator.definitions.apis import DagListApi, TaskListApi
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
 from orchestrator.runs import selectors as run_selectors
 from orchestrator.runs import services as run_services
-from orchestrator.runs.apis import read_options
+from orchestrator.runs.apis import RunListApi
+from orchestrator.runs.inputs import ScheduleOptionsSerializer
 from orchestrator.runs.models import TERMINAL, Run, TaskRun
 from orchestrator.runs.selectors import RUN_STATUSES
 from orchestrator.security.principals import Principal, principal_from_session_user
 from shared.api import errors
+from shared.api.handler import field_errors
 from shared.api.pagination import get_page
 from shared.api.problems import Problems
 
@@ -142,7 +145,9 @@ def _paged(request: HttpRequest, queryset: Any) -> tuple[list[Any], dict[str, An
 
 @console_page()
 def dag_list_page(request: HttpRequest) -> HttpResponseBase:
-    dags, paging = _paged(request, definition_selectors.dag_list(params=request.GET))
+    filters = DagListApi.FilterSerializer(data=request.GET)
+    filters.is_valid(raise_exception=True)
+    dags, paging = _paged(request, definition_selectors.dag_list(**filters.validated_data))
     return page(
         request,
         "orch_console/dags.html",
@@ -152,7 +157,9 @@ def dag_list_page(request: HttpRequest) -> HttpResponseBase:
 
 @console_page()
 def task_list_page(request: HttpRequest) -> HttpResponseBase:
-    tasks, paging = _paged(request, definition_selectors.task_list(params=request.GET))
+    filters = TaskListApi.FilterSerializer(data=request.GET)
+    filters.is_valid(raise_exception=True)
+    tasks, paging = _paged(request, definition_selectors.task_list(**filters.validated_data))
     return page(
         request,
         "orch_console/tasks.html",
@@ -245,9 +252,11 @@ def _schedule(
     body, form_problems = forms.schedule_body(request.POST, fields)
     problems = Problems()
     problems.errors.extend(form_problems)
-    options = read_options(body, problems)
+    options = ScheduleOptionsSerializer(data=body)
+    if not options.is_valid():
+        problems.errors.extend(field_errors(options.errors))
     problems.raise_if_any()
-    return schedule(body, options)
+    return schedule(body, options.validated_data["options"])
 
 
 def _schedule_refused(
@@ -300,11 +309,10 @@ def task_schedule_page(request: HttpRequest, task_id: str) -> HttpResponseBase:
 
 @console_page()
 def run_list_page(request: HttpRequest) -> HttpResponseBase:
-    filters = QueryDict(mutable=True)
-    for name in ("status", "dag_id"):
-        if request.GET.get(name):
-            filters[name] = request.GET[name]
-    runs, paging = _paged(request, run_selectors.run_list(params=filters))
+    filters = {name: request.GET[name] for name in ("status", "dag_id") if request.GET.get(name)}
+    parsed = RunListApi.FilterSerializer(data=filters)
+    parsed.is_valid(raise_exception=True)
+    runs, paging = _paged(request, run_selectors.run_list(**parsed.validated_data))
     run_selectors.with_counts(runs)
     context = {"runs": runs, "paging": paging, "statuses": RUN_STATUSES, "filters": filters}
     return page(request, "orch_console/runs.html", context)

@@ -1,25 +1,38 @@
-"""Task definitions, DAGs, contexts and parameter sets. Each PUT body is read by the view's
-`InputSerializer`, which lists every problem in one 400; responses are built by the `*_out`
-functions below."""
+"""Task definitions, DAGs, contexts and parameter sets. Each PUT body is read (and documented) by
+the view's `InputSerializer`, which lists every problem in one 400; responses are built by the
+`*_out` functions below."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from orchestrator.definitions import openapi, selectors, services
+from orchestrator.definitions.inputs import (
+    AllowedEnvField,
+    BoundedIntegerField,
+    DagTaskListSerializer,
+    EnvironmentMapField,
+    ObjectBodySerializer,
+    TextField,
+    TextListField,
+)
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
-from orchestrator.definitions.querying import list_parameters, page_of, paged
-from orchestrator.definitions.validation import PARAM_RE
 from orchestrator.security.principals import actor_name
 from shared.api import errors
 from shared.api.openapi import TEXT, query
 from shared.api.pagination import list_body
-from shared.api.problems import Problems, ProblemsSerializer
+from shared.api.querying import (
+    QuerySerializer,
+    QuerySortField,
+    QueryTextField,
+    list_parameters,
+    page_of,
+    paged,
+)
 from shared.api.time import iso
 
 MAX_SLOTS = 100_000
@@ -36,6 +49,7 @@ def task_out(task: TaskDefinition, *, detail: bool = False) -> dict:
         "command": task.command,
         "dependencies": task.dependencies,
         "parameters": task.parameters,
+        "allowed_env": task.allowed_env,
         "queue": task.queue,
         "pool": task.pool,
         "version": task.version,
@@ -93,15 +107,12 @@ def _version_param(request: Request) -> int | None:
     return int(raw)
 
 
-def _max_active_runs(problems: Problems, body: dict) -> int | None:
-    value = body.get("max_active_runs")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        problems.add("max_active_runs", "must be an integer >= 1 or null")
-        return None
-    return value
-
-
 class TaskListApi(APIView):
+    class FilterSerializer(QuerySerializer):
+        filter = QueryTextField(source="pattern")
+        queue = QueryTextField()
+        sort = QuerySortField(allowed=selectors.TASK_SORTS)
+
     @extend_schema(
         operation_id="tasks_list",
         responses=openapi.TaskList,
@@ -113,22 +124,39 @@ class TaskListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
-        items, total = paged(selectors.task_list(params=request.query_params), page)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items, total = paged(selectors.task_list(**filters.validated_data), page)
         return Response(list_body("tasks", [task_out(t) for t in items], total, page))
 
 
 class TaskDetailApi(APIView):
-    class InputSerializer(ProblemsSerializer):
-        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            return {
-                "name": problems.string(body, "name"),
-                "description": problems.string(body, "description"),
-                "command": problems.string(body, "command", required=True),
-                "dependencies": problems.string_list(body, "dependencies"),
-                "parameters": problems.string_map(body.get("parameters"), "parameters", key_pattern=PARAM_RE),
-                "queue": problems.string(body, "queue"),
-                "pool": problems.string(body, "pool") or None,
-            }
+    @extend_schema_serializer(component_name="TaskIn")
+    class InputSerializer(ObjectBodySerializer):
+        name = TextField(required=False, allow_null=True, allow_blank=True)
+        description = TextField(required=False, allow_null=True, allow_blank=True)
+        command = TextField(help_text="May contain ${NAME} references (substituted shell-quoted).")
+        dependencies = TextListField(child=openapi.IdField(), required=False, allow_null=True)
+        parameters = EnvironmentMapField(required=False)
+        allowed_env = AllowedEnvField(
+            child=serializers.CharField(),
+            required=False,
+            allow_null=True,
+            help_text=(
+                "Environment names that schedule-task/schedule-dag env_vars and parameters may set for "
+                "this task (others: 400). Null or absent: not declared, any name but the refused ones."
+            ),
+        )
+        queue = TextField(
+            required=False, allow_null=True, allow_blank=True, help_text="Empty: the default queue."
+        )
+        pool = TextField(
+            unset=None,
+            required=False,
+            allow_null=True,
+            allow_blank=True,
+            help_text="A pool's name (unknown: 400).",
+        )
 
     @extend_schema(parameters=[VERSION_PARAM], responses=openapi.TaskOut)
     def get(self, request: Request, task_id: str) -> Response:
@@ -137,7 +165,7 @@ class TaskDetailApi(APIView):
             return Response(task_out(selectors.task_version(task_id=task_id, version=version), detail=True))
         return Response(task_out(selectors.get_or_404(TaskDefinition, task_id, "Task"), detail=True))
 
-    @extend_schema(request=openapi.TaskIn, responses={200: openapi.TaskOut, 201: openapi.TaskOut})
+    @extend_schema(responses={200: openapi.TaskOut, 201: openapi.TaskOut})
     def put(self, request: Request, task_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -153,6 +181,10 @@ class TaskDetailApi(APIView):
 
 
 class DagListApi(APIView):
+    class FilterSerializer(QuerySerializer):
+        filter = QueryTextField(source="pattern")
+        sort = QuerySortField(allowed=selectors.DAG_SORTS)
+
     @extend_schema(
         operation_id="dags_list",
         responses=openapi.DagList,
@@ -163,43 +195,27 @@ class DagListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
-        items, total = paged(selectors.dag_list(params=request.query_params), page)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items, total = paged(selectors.dag_list(**filters.validated_data), page)
         return Response(list_body("dags", [dag_out(d) for d in items], total, page))
 
 
-def _dag_tasks(problems: Problems, raw: Any) -> list[dict[str, Any]]:
-    """Entries are a task id or `{id, parameters}`; both become `{id, parameters}`."""
-    if raw is None:
-        problems.add("tasks", "This field is required.")
-        return []
-    if not isinstance(raw, list) or not raw:
-        problems.add("tasks", "must be a non-empty array")
-        return []
-    entries = []
-    for index, item in enumerate(raw):
-        if isinstance(item, str):
-            item = {"id": item}
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            problems.add(f"tasks[{index}]", "must be a task id or an object with id and parameters")
-            continue
-        params = problems.string_map(
-            item.get("parameters"), f"tasks[{index}].parameters", key_pattern=PARAM_RE
-        )
-        entries.append({"id": item["id"], "parameters": params})
-    return entries
-
-
 class DagDetailApi(APIView):
-    class InputSerializer(ProblemsSerializer):
-        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            return {
-                "name": problems.string(body, "name"),
-                "description": problems.string(body, "description"),
-                "tasks": _dag_tasks(problems, body.get("tasks")),
-                "context": problems.string(body, "context") or None,
-                "tags": problems.string_list(body, "tags"),
-                "max_active_runs": _max_active_runs(problems, body),
-            }
+    @extend_schema_serializer(component_name="DagIn")
+    class InputSerializer(ObjectBodySerializer):
+        name = TextField(required=False)
+        description = TextField(required=False)
+        tasks = DagTaskListSerializer(child=openapi.DagTask(), allow_empty=False)
+        context = TextField(unset=None, required=False, allow_null=True)
+        tags = TextListField(child=serializers.CharField(), required=False)
+        max_active_runs = BoundedIntegerField(
+            message="must be an integer >= 1 or null",
+            required=False,
+            allow_null=True,
+            min_value=1,
+            help_text="Further runs wait pending (null: no limit).",
+        )
 
     @extend_schema(parameters=[VERSION_PARAM], responses=openapi.DagOut)
     def get(self, request: Request, dag_id: str) -> Response:
@@ -208,7 +224,7 @@ class DagDetailApi(APIView):
             return Response(dag_out(selectors.dag_version(dag_id=dag_id, version=version), detail=True))
         return Response(dag_out(selectors.get_or_404(Dag, dag_id, "DAG"), detail=True))
 
-    @extend_schema(request=openapi.DagIn, responses={200: openapi.DagOut, 201: openapi.DagOut})
+    @extend_schema(responses={200: openapi.DagOut, 201: openapi.DagOut})
     def put(self, request: Request, dag_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -232,18 +248,16 @@ class ContextListApi(APIView):
 
 
 class ContextDetailApi(APIView):
-    class InputSerializer(ProblemsSerializer):
-        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            return {
-                "variables": problems.string_map(body.get("variables"), "variables", key_pattern=PARAM_RE),
-                "extends": problems.string(body, "extends") or None,
-            }
+    @extend_schema_serializer(component_name="ContextIn")
+    class InputSerializer(ObjectBodySerializer):
+        variables = EnvironmentMapField(required=False)
+        extends = TextField(unset=None, required=False, allow_null=True, allow_blank=True)
 
     @extend_schema(responses=openapi.ContextOut)
     def get(self, request: Request, context_id: str) -> Response:
         return Response(context_out(selectors.get_or_404(Context, context_id, "Context"), detail=True))
 
-    @extend_schema(request=openapi.ContextIn, responses={200: openapi.ContextOut, 201: openapi.ContextOut})
+    @extend_schema(responses={200: openapi.ContextOut, 201: openapi.ContextOut})
     def put(self, request: Request, context_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -264,19 +278,17 @@ class ParameterSetListApi(APIView):
 
 
 class ParameterSetDetailApi(APIView):
-    class InputSerializer(ProblemsSerializer):
-        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            # keys are PARAM or <task_id>.<PARAM>, checked when a schedule uses the set
-            return {"parameters": problems.string_map(body.get("parameters"), "parameters")}
+    @extend_schema_serializer(component_name="ParameterSetIn")
+    class InputSerializer(ObjectBodySerializer):
+        # keys are PARAM or <task_id>.<PARAM>; the task id is checked when a schedule uses the set
+        parameters = EnvironmentMapField(qualified=True, required=False)
 
     @extend_schema(responses=openapi.ParameterSetOut)
     def get(self, request: Request, parameter_set_id: str) -> Response:
         pset = selectors.get_or_404(ParameterSet, parameter_set_id, "Parameter set")
         return Response(parameter_set_out(pset, detail=True))
 
-    @extend_schema(
-        request=openapi.ParameterSetIn, responses={200: openapi.ParameterSetOut, 201: openapi.ParameterSetOut}
-    )
+    @extend_schema(responses={200: openapi.ParameterSetOut, 201: openapi.ParameterSetOut})
     def put(self, request: Request, parameter_set_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -298,14 +310,16 @@ class PoolListApi(APIView):
 class PoolDetailApi(APIView):
     # Changing a pool is admin-only (the role default for non-GET methods)
 
-    class InputSerializer(ProblemsSerializer):
-        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            slots = body.get("slots")
-            if isinstance(slots, bool) or not isinstance(slots, int) or not 0 <= slots <= MAX_SLOTS:
-                problems.add("slots", f"slots is required: an integer from 0 to {MAX_SLOTS}")
-            return {"slots": slots}
+    @extend_schema_serializer(component_name="PoolIn")
+    class InputSerializer(ObjectBodySerializer):
+        slots = BoundedIntegerField(
+            message=f"slots is required: an integer from 0 to {MAX_SLOTS}",
+            min_value=0,
+            max_value=MAX_SLOTS,
+            help_text="How many task runs of the pool may run at once.",
+        )
 
-    @extend_schema(request=openapi.PoolIn, responses={200: openapi.PoolOut, 201: openapi.PoolOut})
+    @extend_schema(responses={200: openapi.PoolOut, 201: openapi.PoolOut})
     def put(self, request: Request, name: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -15,6 +15,8 @@ class TaskDefinition(models.Model):
     command = models.TextField()
     dependencies = models.JSONField(default=list)
     parameters = models.JSONField(default=dict)
+    # The environment names scheduling may set for this task; null: any (within the general rule).
+    allowed_env = models.JSONField(null=True, blank=True, default=None)
     queue = models.CharField(max_length=100)
     pool = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null: no pool
     version = models.PositiveIntegerField(default=1)  # +1 on each PUT that changes the task

@@ -1,5 +1,5 @@
-"""OpenAPI shapes of the definitions endpoints (documentation only: bodies are read by each
-view's InputSerializer, which lists every problem in one 400)."""
+"""OpenAPI shapes of the definitions endpoints' responses (documentation only: bodies are read and
+documented by each view's InputSerializer)."""
 
 from typing import Any
 
@@ -36,19 +36,25 @@ def optional_text(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(required=False, allow_null=True, allow_blank=True, **kwargs)
 
 
-class TaskIn(serializers.Serializer):
+class TaskOut(serializers.Serializer):
     name = optional_text()
     description = optional_text()
     command = serializers.CharField(help_text="May contain ${NAME} references (substituted shell-quoted).")
     dependencies = serializers.ListField(child=IdField(), required=False, allow_null=True)
     parameters = StringMapField(required=False)
+    allowed_env = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text=(
+            "Environment names that schedule-task/schedule-dag env_vars and parameters may set for "
+            "this task (others: 400). Null or absent: not declared, any name but the refused ones."
+        ),
+    )
     queue = optional_text(help_text="Empty: the default queue.")
     pool = serializers.CharField(
         required=False, allow_null=True, allow_blank=True, help_text="A pool's name (unknown: 400)."
     )
-
-
-class TaskOut(TaskIn):
     id = serializers.CharField()
     version = serializers.IntegerField(help_text="+1 on each PUT that changes the task.")
     created_at = serializers.DateTimeField(required=False, help_text="Single read only.")
@@ -67,7 +73,7 @@ class DagTask(serializers.Serializer):
     parameters = StringMapField(required=False)
 
 
-class DagIn(serializers.Serializer):
+class DagOut(serializers.Serializer):
     name = serializers.CharField(required=False)
     description = serializers.CharField(required=False)
     tasks = DagTask(many=True, allow_empty=False)
@@ -76,9 +82,6 @@ class DagIn(serializers.Serializer):
     max_active_runs = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, help_text="Further runs wait pending (null: no limit)."
     )
-
-
-class DagOut(DagIn):
     id = serializers.CharField()
     version = serializers.IntegerField(help_text="+1 on each PUT that changes the DAG.")
     created_at = serializers.DateTimeField()
@@ -103,12 +106,9 @@ class DagList(serializers.Serializer):
     offset = serializers.IntegerField()
 
 
-class ContextIn(serializers.Serializer):
+class ContextOut(serializers.Serializer):
     variables = StringMapField(required=False)
     extends = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-
-
-class ContextOut(ContextIn):
     id = serializers.CharField()
     created_at = serializers.DateTimeField(required=False)
     updated_at = serializers.DateTimeField(required=False)
@@ -121,11 +121,8 @@ class ContextList(serializers.Serializer):
     offset = serializers.IntegerField()
 
 
-class ParameterSetIn(serializers.Serializer):
+class ParameterSetOut(serializers.Serializer):
     parameters = StringMapField(required=False)
-
-
-class ParameterSetOut(ParameterSetIn):
     id = serializers.CharField()
     created_at = serializers.DateTimeField(required=False)
     updated_at = serializers.DateTimeField(required=False)
@@ -141,12 +138,6 @@ class ParameterSetList(serializers.Serializer):
 class Deleted(serializers.Serializer):
     success = serializers.BooleanField()
     message = serializers.CharField()
-
-
-class PoolIn(serializers.Serializer):
-    slots = serializers.IntegerField(
-        min_value=0, max_value=100_000, help_text="How many task runs of the pool may run at once."
-    )
 
 
 class PoolOut(serializers.Serializer):

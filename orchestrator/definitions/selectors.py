@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from django.db.models import Count, Q, QuerySet
-from django.http import QueryDict
 
 from orchestrator.definitions.models import (
     Context,
@@ -16,9 +15,9 @@ from orchestrator.definitions.models import (
     Pool,
     TaskDefinition,
 )
-from orchestrator.definitions.querying import pattern_filter, sort_order
 from orchestrator.runs.models import QUEUED, RUNNING, TaskRun
 from shared.api import errors
+from shared.api.querying import Sort, pattern_filter
 from shared.bulkinsert import among
 
 TASK_SORTS = {
@@ -32,16 +31,20 @@ Definition = TypeVar("Definition", TaskDefinition, Dag, Context, ParameterSet)
 DAG_SORTS = {"id": "id", "name": "name", "created_at": "created_at", "updated_at": "updated_at"}
 
 
-def task_list(*, params: QueryDict) -> QuerySet[TaskDefinition]:
-    qs = TaskDefinition.objects.filter(pattern_filter(params.get("filter"), "id", "name"))
-    if params.get("queue"):
-        qs = qs.filter(queue=params["queue"])
-    return qs.order_by(*sort_order(params, allowed=TASK_SORTS, default=["id"]))
+def task_list(
+    *, pattern: str | None = None, queue: str | None = None, sort: Sort | None = None
+) -> QuerySet[TaskDefinition]:
+    """`pattern` matches ids or names (`pattern_filter`); `sort` is over `TASK_SORTS`."""
+    qs = TaskDefinition.objects.filter(pattern_filter(pattern, "id", "name"))
+    if queue:
+        qs = qs.filter(queue=queue)
+    return qs.order_by(*(sort.order_by(TASK_SORTS) if sort else ["id"]))
 
 
-def dag_list(*, params: QueryDict) -> QuerySet[Dag]:
-    qs = Dag.objects.filter(pattern_filter(params.get("filter"), "id", "name"))
-    return qs.order_by(*sort_order(params, allowed=DAG_SORTS, default=["id"]))
+def dag_list(*, pattern: str | None = None, sort: Sort | None = None) -> QuerySet[Dag]:
+    """`pattern` matches ids or names (`pattern_filter`); `sort` is over `DAG_SORTS`."""
+    qs = Dag.objects.filter(pattern_filter(pattern, "id", "name"))
+    return qs.order_by(*(sort.order_by(DAG_SORTS) if sort else ["id"]))
 
 
 def get_or_404(model: type[Definition], pk: str, label: str) -> Definition:

@@ -19,7 +19,8 @@ from orchestrator.definitions.models import (
 )  # fmt: skip
 from orchestrator.definitions.selectors import context_chain
 from orchestrator.definitions.validation import check_id
-from orchestrator.runs.limits import dag_admit_if_waiting, pool_wake
+from orchestrator.runs.pools import pool_wake
+from orchestrator.runs.state import dag_admit_if_waiting
 from shared.api import errors
 from shared.api.time import now_ms
 from shared.locks import lock_name
@@ -95,10 +96,12 @@ def task_definition_put(
     parameters: dict[str, str],
     queue: str,
     pool: str | None = None,
+    allowed_env: list[str] | None = None,
     actor: str = SYSTEM_ACTOR,
 ) -> tuple[TaskDefinition, bool]:
     """Creates or replaces the task; an empty `name` means the id, an empty `queue` the default
-    queue. `pool` names an existing pool (unknown: 400)."""
+    queue. `pool` names an existing pool (unknown: 400). `allowed_env` (null: not declared) lists
+    the environment names scheduling may set for the task."""
     check_id(task_id, "task_id")
     _check_dependencies(task_id, dependencies)
     if pool and not Pool.objects.filter(pk=pool).exists():
@@ -112,6 +115,7 @@ def task_definition_put(
             command=command,
             dependencies=dependencies,
             parameters=parameters,
+            allowed_env=allowed_env,
             queue=queue or settings.DEFAULT_TASK_QUEUE,
             pool=pool or None,
         ),
@@ -121,7 +125,7 @@ def task_definition_put(
         "task",
         created,
         f"tasks/{task_id}",
-        {"version": task.version, "command": command, "queue": task.queue},
+        {"version": task.version, "command": command, "queue": task.queue, "allowed_env": allowed_env},
     )
     return task, created
 

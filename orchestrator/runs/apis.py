@@ -2,203 +2,70 @@
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import list_parameters, page_of, paged, parse_bool
-from orchestrator.definitions.validation import ID_RE, PARAM_RE
+from orchestrator.definitions.inputs import ObjectBodySerializer, TextField
 from orchestrator.runs import logstream, openapi, selectors, services
 from orchestrator.runs.idempotency import idempotent
-from orchestrator.runs.models import Run, TaskRun
-from orchestrator.runs.planning import ScheduleOptions
+from orchestrator.runs.inputs import (
+    FlagField,
+    FromTaskField,
+    LenientBooleanField,
+    ScheduleOptionsSerializer,
+    TargetIdField,
+)
+from orchestrator.runs.outputs import (
+    queue_out,
+    rerun_out,
+    run_graph_out,
+    run_out,
+    run_state_out,
+    schedule_dag_out,
+    schedule_task_out,
+    task_logs_out,
+    task_run_out,
+)  # fmt: skip
 from orchestrator.security.principals import actor_name
 from shared.api import errors
 from shared.api.openapi import BOOLEAN, TEXT, TIMESTAMP_OR_DATE, errors_also, one_of, query
 from shared.api.pagination import list_body
-from shared.api.problems import Problems, ProblemsSerializer
-from shared.api.time import iso
+from shared.api.querying import (
+    QueryBooleanField,
+    QueryChoiceField,
+    QueryIntegerField,
+    QuerySerializer,
+    QuerySortField,
+    QueryTextField,
+    QueryTimestampField,
+    list_parameters,
+    page_of,
+    paged,
+)
 
 OPERATOR_POST = {"POST": "operator"}  # operators may schedule, cancel and rerun
-RUN_ID_RE = re.compile(openapi.RUN_ID_PATTERN)
-MAX_TIMEOUT = openapi.MAX_TIMEOUT
-MAX_RETRIES = openapi.MAX_RETRIES
-MAX_RETRY_DELAY = openapi.MAX_RETRY_DELAY
 MAX_PRIORITY = openapi.MAX_PRIORITY
-
-
-def _integer(p: Problems, body: dict, name: str, *, minimum: int, maximum: int) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or value > maximum:
-        kind = "a positive integer" if minimum == 1 else "a non-negative integer"
-        p.add(name, f"{name} must be {kind} (at most {maximum})")
-        return None
-    return value
-
-
-def read_options(body: dict, p: Problems) -> ScheduleOptions:
-    """The body fields schedule-task and schedule-dag share."""
-    opts = ScheduleOptions()
-    run_id = body.get("run_id")
-    if run_id is not None and (not isinstance(run_id, str) or not RUN_ID_RE.match(run_id)):
-        p.add("run_id", "must be 1-128 characters of letters, digits, '_', '.', ':', '-'")
-    else:
-        opts.run_id = run_id
-    opts.context = p.string(body, "context") or None
-    opts.env_vars = p.string_map(body.get("env_vars"), "env_vars", key_pattern=PARAM_RE)
-    raw_params = body.get("parameters")
-    if raw_params is not None and not isinstance(raw_params, dict):
-        p.add("parameters", "must be an object of string values")
-    else:
-        opts.parameters = raw_params or {}
-    # timeout_seconds is a positive integer (400 with details.field otherwise)
-    opts.timeout_seconds = _integer(p, body, "timeout_seconds", minimum=1, maximum=MAX_TIMEOUT)
-    opts.retries = _integer(p, body, "retries", minimum=0, maximum=MAX_RETRIES) or 0
-    opts.retry_delay_seconds = (
-        _integer(p, body, "retry_delay_seconds", minimum=0, maximum=MAX_RETRY_DELAY) or 0
-    )
-    opts.parameter_set = p.string(body, "parameter_set") or None
-    priority = body.get("priority", 0)
-    if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) > MAX_PRIORITY:
-        p.add("priority", f"priority must be an integer from -{MAX_PRIORITY} to {MAX_PRIORITY}")
-    else:
-        opts.priority = priority
-    return opts
-
-
-def _required_id(body: dict, field: str, *, task: bool) -> str:
-    """A missing or malformed id is reported alone, before the other fields are read."""
-    value = body.get(field)
-    if not isinstance(value, str) or not (ID_RE.match(value) if task else value):
-        message = f"{field} is required and must be a task id" if task else f"{field} is required"
-        raise errors.ValidationFailed(message, field=field)
-    return value
-
-
-def duration(start: datetime | None, end: datetime | None) -> int | None:
-    return int((end - start).total_seconds()) if start and end else None
-
-
-def run_out(run: Run) -> dict:
-    return {
-        "run_id": run.run_id,
-        "dag_id": run.dag_id,
-        "status": run.status,
-        "start_time": iso(run.start_time),
-        "end_time": iso(run.end_time),
-        "duration_seconds": duration(run.start_time, run.end_time),
-        "task_count": run.task_count,
-        "completed_tasks": run.completed_tasks,
-        "failed_tasks": run.failed_tasks,
-        "original_run_id": run.original_run_id,
-        "priority": run.priority,
-        "schedule_id": run.schedule_id,
-        "fire_time": iso(run.fire_time),
-    }
-
-
-def task_run_out(tr: TaskRun, logs: str | None = None) -> dict:
-    out = {
-        "task_id": tr.task_id,
-        "task_run_id": tr.id,
-        "status": tr.status,
-        "start_time": iso(tr.start_time),
-        "end_time": iso(tr.end_time),
-        "duration_seconds": duration(tr.start_time, tr.end_time),
-        "attempts": tr.attempts,
-        "queue": tr.queue,
-        "exit_code": tr.exit_code,
-    }
-    if logs is not None:
-        out["logs"] = logs
-    return out
-
-
-def queue_out(queue: selectors.QueueState) -> dict:
-    return {
-        "name": queue.name,
-        "length": len(queue.queued),
-        "consumer_count": queue.consumer_count,
-        "tasks": [
-            {"task_run_id": task_run_id, "dag_run_id": run_id, "position": position}
-            for position, (task_run_id, run_id) in enumerate(queue.queued)
-        ],
-    }
-
-
-def schedule_task_out(run: Run, task_runs: list[TaskRun]) -> dict:
-    target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
-    return {
-        "success": True,
-        "run_id": run.run_id,
-        "dag_run_id": run.run_id,
-        "task_run_id": target.id,
-        "status": run.status,
-        "start_time": iso(run.start_time),
-    }
-
-
-def schedule_dag_out(run: Run, task_runs: list[TaskRun]) -> dict:
-    return {
-        "success": True,
-        "run_id": run.run_id,
-        "status": run.status,
-        "start_time": iso(run.start_time),
-        "tasks": [{"id": tr.task_id, "task_run_id": tr.id, "status": tr.status} for tr in task_runs],
-    }
-
-
-def rerun_out(run: Run) -> dict:
-    return {
-        "success": True,
-        "new_run_id": run.run_id,
-        "original_run_id": run.original_run_id,
-        "status": run.status,
-        "start_time": iso(run.start_time),
-    }
-
-
-def run_graph_out(run: Run, rows: list[tuple[str, str, str, list[str]]]) -> dict:
-    return {
-        "run_id": run.run_id,
-        "dag_id": run.dag_id,
-        "nodes": [{"id": pk, "task_id": task_id, "status": status} for pk, task_id, status, _ in rows],
-        "edges": [{"from": up, "to": pk} for pk, _, _, upstream in rows for up in upstream],
-    }
-
-
-def task_logs_out(tr: TaskRun, lines: list[str], *, has_more: bool) -> dict:
-    return {
-        "task_run_id": tr.id,
-        "logs": "\n".join(lines),
-        "has_more": has_more,
-        "truncated": tr.log_truncated,
-        "start_time": iso(tr.start_time),
-        "end_time": iso(tr.end_time),
-    }
 
 
 class ScheduleTaskApi(APIView):
     min_role = OPERATOR_POST
 
-    class InputSerializer(ProblemsSerializer):
-        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            task_id = _required_id(body, "task_id", task=True)
-            options = read_options(body, problems)
-            return {"task_id": task_id, "options": options, "queue": problems.string(body, "queue") or None}
+    @extend_schema_serializer(component_name="ScheduleTaskIn")
+    class InputSerializer(ScheduleOptionsSerializer):
+        target_id = "task_id"
+        parameters_help = "PARAM (scheduled task) or <task_id>.<PARAM>."
+        task_id = TargetIdField()
+        queue = TextField(unset=None, required=False)
 
     @extend_schema(
         parameters=[openapi.IDEMPOTENCY_KEY],
-        request=openapi.ScheduleTaskIn,
         responses={201: openapi.ScheduleTaskOut},
         extensions=errors_also(404),
     )
@@ -218,14 +85,14 @@ class ScheduleTaskApi(APIView):
 class ScheduleDagApi(APIView):
     min_role = OPERATOR_POST
 
-    class InputSerializer(ProblemsSerializer):
-        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            dag_id = _required_id(body, "dag_id", task=False)
-            return {"dag_id": dag_id, "options": read_options(body, problems)}
+    @extend_schema_serializer(component_name="ScheduleDagIn")
+    class InputSerializer(ScheduleOptionsSerializer):
+        target_id = "dag_id"
+        parameters_help = "<task_id>.<PARAM>."
+        dag_id = TargetIdField()
 
     @extend_schema(
         parameters=[openapi.IDEMPOTENCY_KEY],
-        request=openapi.ScheduleDagIn,
         responses={201: openapi.ScheduleDagOut},
         extensions=errors_also(404),
     )
@@ -245,23 +112,31 @@ class ScheduleDagApi(APIView):
 class RunCancelApi(APIView):
     min_role = OPERATOR_POST
 
+    class FilterSerializer(QuerySerializer):
+        force = QueryBooleanField(required=False, default=False)
+
+    @extend_schema_serializer(component_name="CancelIn")
+    class InputSerializer(serializers.Serializer):
+        # The body is optional and lenient: anything but an object, or a force that is not a
+        # boolean, is read as no force (as it always was).
+        force = LenientBooleanField(
+            required=False, help_text="Also mark task runs whose agent does not answer (or ?force=true)."
+        )
+
     @extend_schema(
-        request=None,
         responses=openapi.CancelOut,
         parameters=[query("force", BOOLEAN, "also mark task runs whose agent does not answer")],
     )
     def post(self, request: Request, run_id: str) -> Response:
-        force = parse_bool(request.query_params, "force")
-        if isinstance(request.data, dict) and isinstance(request.data.get("force"), bool):
-            force = force or request.data["force"]
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        body = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
+        body.is_valid(raise_exception=True)
+        force = filters.validated_data["force"] or body.validated_data["force"]
         cancelled = services.run_cancel(actor=actor_name(request.user), run_id=run_id, force=force)
         return Response(
             {"success": True, "message": f"Run {run_id} cancelled ({cancelled} task runs).", "run_id": run_id}
         )
-
-
-def run_state_out(run: Run) -> dict:
-    return {"success": True, "run_id": run.run_id, "status": run.status}
 
 
 class RunPauseApi(APIView):
@@ -283,22 +158,17 @@ class RunResumeApi(APIView):
 class RunRerunApi(APIView):
     min_role = OPERATOR_POST
 
-    class InputSerializer(ProblemsSerializer):
-        def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-            flags = {}
-            for name in ("failed_only", "reset_params", "latest"):
-                value = body.get(name, False)
-                if not isinstance(value, bool):
-                    problems.add(name, "must be a boolean")
-                flags[name] = value is True
-            from_task = body.get("from_task")
-            if from_task is not None and not isinstance(from_task, str):
-                problems.add("from_task", "must be a task id")
-            return {**flags, "from_task": from_task}
+    @extend_schema_serializer(component_name="RerunIn")
+    class InputSerializer(ObjectBodySerializer):
+        failed_only = FlagField(required=False)
+        from_task = FromTaskField(required=False)
+        reset_params = FlagField(required=False)
+        latest = FlagField(
+            required=False,
+            help_text="Execute the latest definitions rather than the original's pinned versions.",
+        )
 
-    @extend_schema(
-        parameters=[openapi.IDEMPOTENCY_KEY], request=openapi.RerunIn, responses={201: openapi.RerunOut}
-    )
+    @extend_schema(parameters=[openapi.IDEMPOTENCY_KEY], responses={201: openapi.RerunOut})
     def post(self, request: Request, run_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data or {})  # every field is optional
         serializer.is_valid(raise_exception=True)
@@ -316,6 +186,17 @@ class RunRerunApi(APIView):
 
 
 class RunListApi(APIView):
+    class FilterSerializer(QuerySerializer):
+        status = QueryChoiceField(
+            choices=selectors.RUN_STATUSES,
+            message=f"status must be one of {', '.join(selectors.RUN_STATUSES)}",
+        )
+        dag_id = QueryTextField()
+        schedule_id = QueryTextField()
+        since = QueryTimestampField()
+        until = QueryTimestampField()
+        sort = QuerySortField(allowed=selectors.RUN_SORTS)
+
     @extend_schema(
         operation_id="runs_list",
         responses=openapi.RunList,
@@ -330,12 +211,18 @@ class RunListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
-        items, total = paged(selectors.run_list(params=request.query_params), page)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items, total = paged(selectors.run_list(**filters.validated_data), page)
         selectors.with_counts(items)
         return Response(list_body("runs", [run_out(r) for r in items], total, page))
 
 
 class RunDetailApi(APIView):
+    class FilterSerializer(QuerySerializer):
+        include_tasks = QueryBooleanField(default=False)
+        include_logs = QueryBooleanField(default=False)
+
     @extend_schema(
         responses=openapi.RunDetailOut,
         parameters=[
@@ -344,8 +231,10 @@ class RunDetailApi(APIView):
         ],
     )
     def get(self, request: Request, run_id: str) -> Response:
-        include_logs = parse_bool(request.query_params, "include_logs")
-        include_tasks = parse_bool(request.query_params, "include_tasks") or include_logs
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        include_logs = filters.validated_data["include_logs"]
+        include_tasks = filters.validated_data["include_tasks"] or include_logs
         run = selectors.run_get(run_id)
         out = run_out(run)
         out["context"] = run.context
@@ -366,10 +255,16 @@ class RunGraphApi(APIView):
 
 
 class TaskLogsApi(APIView):
+    class FilterSerializer(QuerySerializer):
+        tail = QueryIntegerField(minimum=1, maximum=100_000)
+        since = QueryTimestampField()
+
     @extend_schema(responses=openapi.LogsOut)
     def get(self, request: Request, task_run_id: str) -> Response:
         tr = selectors.task_run_get(task_run_id)
-        lines, has_more = selectors.task_logs(task_run=tr, params=request.query_params)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        lines, has_more = selectors.task_logs(task_run=tr, **filters.validated_data)
         return Response(task_logs_out(tr, lines, has_more=has_more))
 
 

@@ -1,13 +1,11 @@
-"""OpenAPI shapes of the scheduling, runs, logs and queue endpoints (documentation only: bodies are read by each
-view's InputSerializer, which lists every problem in one 400)."""
+"""OpenAPI shapes of the scheduling, runs, logs and queue endpoints' responses (documentation only:
+bodies are read and documented by each view's InputSerializer)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
-from orchestrator.definitions.openapi import IdField
-
-# Caller-supplied run ids (checked in orchestrator/runs/apis.py as RUN_ID_RE).
-# Bounds of the scheduling options (checked in orchestrator/runs/apis.py).
+# Caller-supplied run ids and the bounds of the scheduling options (checked in
+# orchestrator/runs/inputs.py).
 MAX_TIMEOUT = 7 * 24 * 3600
 MAX_RETRIES = 20
 MAX_RETRY_DELAY = 24 * 3600
@@ -30,40 +28,6 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 @extend_schema_field({"type": "string", "pattern": RUN_ID_PATTERN})
 class RunIdField(serializers.CharField):
     pass
-
-
-class ScheduleCommon(serializers.Serializer):
-    context = serializers.CharField(required=False, allow_null=True, help_text="Context id.")
-    env_vars = serializers.DictField(child=serializers.CharField(), required=False)
-    run_id = RunIdField(required=False, help_text="Duplicate: 409 already_exists.")
-    timeout_seconds = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TIMEOUT)
-    retries = serializers.IntegerField(required=False, min_value=0, max_value=MAX_RETRIES)
-    retry_delay_seconds = serializers.IntegerField(required=False, min_value=0, max_value=MAX_RETRY_DELAY)
-    parameter_set = serializers.CharField(required=False, help_text="Parameter set id (extension).")
-    priority = serializers.IntegerField(
-        required=False,
-        default=0,
-        min_value=-MAX_PRIORITY,
-        max_value=MAX_PRIORITY,
-        help_text="Higher is claimed first within a queue (default 0).",
-    )
-
-
-class ScheduleTaskIn(ScheduleCommon):
-    task_id = IdField()
-    parameters = serializers.DictField(
-        child=serializers.CharField(),
-        required=False,
-        help_text="PARAM (scheduled task) or <task_id>.<PARAM>.",
-    )
-    queue = serializers.CharField(required=False)
-
-
-class ScheduleDagIn(ScheduleCommon):
-    dag_id = IdField()
-    parameters = serializers.DictField(
-        child=serializers.CharField(), required=False, help_text="<task_id>.<PARAM>."
-    )
 
 
 class ScheduleTaskOut(serializers.Serializer):
@@ -99,15 +63,6 @@ class RunStateOut(serializers.Serializer):
     success = serializers.BooleanField()
     run_id = serializers.CharField()
     status = serializers.CharField(help_text="paused after a pause; pending or running after a resume.")
-
-
-class RerunIn(serializers.Serializer):
-    failed_only = serializers.BooleanField(required=False)
-    from_task = serializers.CharField(required=False)
-    reset_params = serializers.BooleanField(required=False)
-    latest = serializers.BooleanField(
-        required=False, help_text="Execute the latest definitions rather than the original's pinned versions."
-    )
 
 
 class RerunOut(serializers.Serializer):

@@ -1,4 +1,5 @@
-"""Turns definitions and a schedule request into task runs."""
+"""Turns definitions and a schedule request into task runs, and picks the task runs a rerun
+executes again or carries over."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from orchestrator.definitions import environment
 from orchestrator.definitions.models import ParameterSet, TaskDefinition
-from orchestrator.definitions.validation import PARAM_RE
-from orchestrator.runs.models import TaskRun
+from orchestrator.runs.models import COMPLETED, Run, TaskRun
+from shared.api import errors
 from shared.api.problems import Problems
 from shared.bulkinsert import among
 
@@ -54,8 +56,9 @@ def split_parameters(
         elif task_id not in task_ids:
             p.add(field_name, f"task {task_id} is not part of this run")
         else:
-            checked = p.string_map({name: value}, "parameters", key_pattern=PARAM_RE)
-            per_task.setdefault(task_id, {}).update(checked)
+            checked = environment.check_entry(p, name, value, field_name)
+            if checked is not None:
+                per_task.setdefault(task_id, {})[name] = checked
     return per_task
 
 
@@ -118,3 +121,77 @@ def mark_leaves(task_runs: list[TaskRun]) -> list[TaskRun]:
     for tr in task_runs:
         tr.has_dependents = tr.id in waited_for
     return task_runs
+
+
+def _downstream(task_id: str, deps: dict[str, list[str]]) -> set[str]:
+    found = {task_id}
+    changed = True
+    while changed:
+        changed = False
+        for t, ups in deps.items():
+            if t not in found and found.intersection(ups):
+                found.add(t)
+                changed = True
+    return found
+
+
+def _upstream(tasks: set[str], deps: dict[str, list[str]]) -> set[str]:
+    found: set[str] = set()
+    frontier = list(tasks)
+    while frontier:
+        for up in deps.get(frontier.pop(), []):
+            if up not in found:
+                found.add(up)
+                frontier.append(up)
+    return found - tasks
+
+
+def rerun_selection(original: Run, *, failed_only: bool, from_task: str | None) -> tuple[set[str], set[str]]:
+    """(task ids to execute again, task ids whose completed result is carried over)."""
+    old = {tr.task_id: tr for tr in original.task_runs.all()}
+    by_id = {tr.id: tr.task_id for tr in old.values()}
+    deps = {t: [by_id[u] for u in tr.upstream] for t, tr in old.items()}
+    if from_task is not None and from_task not in old:
+        raise errors.ValidationFailed(
+            f"task {from_task} is not part of run {original.run_id}", field="from_task"
+        )
+    selected = _downstream(from_task, deps) if from_task else set(old)
+    if failed_only:
+        selected = {t for t in selected if old[t].status != COMPLETED}
+    if not selected:
+        raise errors.InvalidState(f"Run {original.run_id} has no failed task runs to rerun.")
+    ancestors = _upstream(selected, deps)
+    execute = selected | {t for t in ancestors if old[t].status != COMPLETED}
+    return execute, ancestors - execute
+
+
+def rerun_task_runs(
+    original: Run, execute: set[str], carry: set[str], fresh: dict[str, TaskRun]
+) -> list[TaskRun]:
+    """The selected task runs again: what the original executed (its pinned versions), or for the
+    task ids in `fresh` what their latest definitions make."""
+    old = {tr.task_id: tr for tr in original.task_runs.all()}
+    ids = new_task_run_ids(sorted(execute | carry))
+    by_old_id = {tr.id: ids[t] for t, tr in old.items() if t in ids}
+    out = []
+    for task_id in sorted(ids):
+        tr = old[task_id]
+        source = fresh.get(task_id, tr)
+        new = TaskRun(
+            id=ids[task_id],
+            task_id=task_id,
+            command=source.command,
+            env=source.env,
+            queue=source.queue,
+            pool=source.pool,
+            upstream=[by_old_id[u] for u in tr.upstream],
+            max_attempts=tr.max_attempts,
+            retry_delay_seconds=tr.retry_delay_seconds,
+            timeout_seconds=tr.timeout_seconds,
+            priority=original.priority,
+        )
+        if task_id in carry:
+            new.status, new.carried_from = COMPLETED, tr.id
+            new.start_time, new.end_time, new.exit_code = tr.start_time, tr.end_time, tr.exit_code
+        out.append(new)
+    return mark_leaves(out)

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
-from django.http import QueryDict
 
 from orchestrator.agents.models import Agent
 from orchestrator.definitions.models import TaskDefinition
-from orchestrator.definitions.querying import sort_order
 from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskLogLine, TaskRun
 from shared.api import errors
-from shared.api.pagination import parse_int
-from shared.api.time import now_ms, parse_iso
+from shared.api.querying import Sort
+from shared.api.time import now_ms
 
 RUN_SORTS = {
     "run_id": "run_id",
@@ -49,24 +47,29 @@ def with_counts(runs: list[Run]) -> list[Run]:
     return runs
 
 
-def run_list(*, params: QueryDict) -> QuerySet[Run]:
+def run_list(
+    *,
+    status: str | None = None,
+    dag_id: str | None = None,
+    schedule_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    sort: Sort | None = None,
+) -> QuerySet[Run]:
+    """Runs started between `since` and `until` (inclusive); newest first unless `sort` (over
+    `RUN_SORTS`) says otherwise."""
     qs = Run.objects.all()
-    status = params.get("status")
     if status:
-        if status not in RUN_STATUSES:
-            raise errors.ValidationFailed(f"status must be one of {', '.join(RUN_STATUSES)}", field="status")
         qs = qs.filter(status=status)
-    if params.get("dag_id"):
-        qs = qs.filter(dag_id=params["dag_id"])
-    if params.get("schedule_id"):
-        qs = qs.filter(schedule_id=params["schedule_id"])
-    since = parse_iso(params.get("since"), "since")
-    until = parse_iso(params.get("until"), "until")
+    if dag_id:
+        qs = qs.filter(dag_id=dag_id)
+    if schedule_id:
+        qs = qs.filter(schedule_id=schedule_id)
     if since:
         qs = qs.filter(start_time__gte=since)
     if until:
         qs = qs.filter(start_time__lte=until)
-    return qs.order_by(*sort_order(params, allowed=RUN_SORTS, default=["-start_time", "run_id"]))
+    return qs.order_by(*(sort.order_by(RUN_SORTS) if sort else ["-start_time", "run_id"]))
 
 
 def run_get(run_id: str) -> Run:
@@ -106,11 +109,11 @@ def task_run_get(task_run_id: str) -> TaskRun:
     return tr
 
 
-def task_logs(*, task_run: TaskRun, params: QueryDict) -> tuple[list[str], bool]:
+def task_logs(
+    *, task_run: TaskRun, tail: int | None = None, since: datetime | None = None
+) -> tuple[list[str], bool]:
     """Lines (oldest first) after `since`, the last `tail` of them when asked. `has_more` is true
     when stored lines were left out by `tail` or the task run may still write more."""
-    tail = parse_int(params, "tail", 0, minimum=1, maximum=100_000) if params.get("tail") else None
-    since = parse_iso(params.get("since"), "since")
     qs = TaskLogLine.objects.filter(task_run=task_run)
     if since:
         qs = qs.filter(at__gt=since)

@@ -1,21 +1,29 @@
-"""Scheduling, cancel, rerun and queue purge."""
+"""Scheduling, cancel, rerun and queue purge.
+
+Lock order (the orchestrator's, everywhere): a schedule row, then a definition's id and row (a DAG,
+a task, a pool), then run rows, then their task run rows in primary-key order, and the audit chain
+lock last: its one chain is shared by every write, so the append comes after every row change a
+service makes, and nothing is locked after it but rows the transaction made itself. Admission of
+waiting runs (the DAG row, then other runs) therefore waits for the commit when a run is made
+inside a larger transaction (the scheduler's fire of a schedule).
+"""
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from orchestrator.audit.services import SYSTEM_ACTOR, record
+from orchestrator.definitions import environment
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, dependency_closure
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
-from orchestrator.runs import lifecycle, limits
-from orchestrator.runs.dispatch import Wakeup, send_on_commit
+from orchestrator.runs import state
 from orchestrator.runs.models import (
-    COMPLETED,
     PAUSED,
     PENDING,
     QUEUED,
@@ -28,12 +36,13 @@ from orchestrator.runs.models import (
 from orchestrator.runs.planning import (
     ScheduleOptions,
     build_task_runs,
-    mark_leaves,
-    new_task_run_ids,
+    rerun_selection,
+    rerun_task_runs,
     split_parameters,
     versions_of,
     with_parameter_set,
 )  # fmt: skip
+from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api import errors
 from shared.api.problems import Problems
 from shared.api.time import now_ms
@@ -51,7 +60,8 @@ def _create_run(
     **extra,
 ) -> Run:
     """One transaction: the run and its task runs, all `pending`, with their events and its audit
-    event (which names the target, never the env vars or parameters: they may carry credentials)."""
+    event (which names the target, and of the env vars and parameters only their names and a hash:
+    the values may carry credentials)."""
     run_id = opts.run_id or f"run_{secrets.token_hex(8)}"
     try:
         with transaction.atomic():
@@ -83,13 +93,14 @@ def _create_run(
     return run
 
 
-def _run_changes(run: Run) -> dict[str, str | None]:
+def _run_changes(run: Run) -> dict[str, Any]:
     original = run.original_run_id if run.original_run_id else None
     return {
         "dag_id": run.dag_id,
         "task_id": run.target_task_id,
         "schedule_id": run.schedule_id,
         "original_run": original,
+        **environment.audit_changes(env_vars=run.env_vars, parameters=run.parameters),
     }
 
 
@@ -118,6 +129,7 @@ def run_schedule_task(
     _reject_known_run_id(opts.run_id)
     definitions = dependency_closure([task_id])
     per_task = split_parameters(p, opts.parameters, set(definitions), default_task=task_id)
+    environment.check_allowed(p, env_vars=opts.env_vars, per_task=per_task, definitions=definitions)
     p.raise_if_any()
     context_vars = context_resolve(opts.context)
     task_runs = build_task_runs(
@@ -133,7 +145,7 @@ def run_schedule_task(
         versions=versions_of(definitions), schedule_id=schedule_id, fire_time=fire_time,
         actor=actor, action="run.scheduled",
     )  # fmt: skip
-    lifecycle.run_start(run_id=run.run_id)
+    state.run_start(run_id=run.run_id)
     return run, task_runs
 
 
@@ -156,6 +168,7 @@ def run_schedule_dag(
     # A DAG's tasks plus whatever they depend on (decision: outcome-based, like schedule-task).
     definitions = dependency_closure([entry["id"] for entry in dag.tasks])
     per_task = split_parameters(p, opts.parameters, set(definitions), default_task=None)
+    environment.check_allowed(p, env_vars=opts.env_vars, per_task=per_task, definitions=definitions)
     p.raise_if_any()
     context_vars = context_resolve(opts.context)
     task_runs = build_task_runs(
@@ -178,9 +191,13 @@ def run_schedule_dag(
 def _start(run: Run) -> None:
     """A run of a DAG with max_active_runs is created waiting and admitted when there is room."""
     if run.waiting:
-        limits.dag_admit_waiting(dag_id=run.dag_id or "")
+        # After the commit (at once outside a transaction): a schedule's fire holds the audit chain
+        # by now, and admission locks the DAG row and waiting runs, which a DAG PUT or a cancel
+        # holds while it waits for the chain. The sweeper admits what a lost process left waiting.
+        dag_id = run.dag_id or ""
+        transaction.on_commit(lambda: state.dag_admit_waiting(dag_id=dag_id))
     else:
-        lifecycle.run_start(run_id=run.run_id)
+        state.run_start(run_id=run.run_id)
 
 
 def get_run(run_id: str) -> Run:
@@ -195,11 +212,12 @@ def run_cancel(*, run_id: str, force: bool, actor: str = SYSTEM_ACTOR) -> int:
     """Pending/queued task runs cancelled, running ones stopped (SIGTERM, SIGKILL
     after the grace period; force: SIGKILL at once); the run is `cancelled` at once."""
     get_run(run_id)
-    run = lifecycle.lock_run(run_id)
+    run = state.run_lock(run_id)
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
+    cancelled = state.run_cancel_locked(run, force=force, now=now_ms())
     record(actor=actor, action="run.cancelled", resource=f"runs/{run_id}", changes={"force": force})
-    return lifecycle.cancel_locked(run, force=force, now=now_ms())
+    return cancelled
 
 
 @transaction.atomic
@@ -208,7 +226,7 @@ def run_pause(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
     claim refuses task runs of a paused run, and completions queue no dependents of one). Pausing
     a paused run changes nothing; a finished run cannot be paused (409)."""
     get_run(run_id)
-    run = lifecycle.lock_run(run_id)
+    run = state.run_lock(run_id)
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
     if run.status != PAUSED:
@@ -224,7 +242,7 @@ def run_resume(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
     task runs left queued are woken again (their wake-ups were refused while paused)."""
     run = _resume_locked(run_id, actor)
     if run.status == RUNNING:
-        lifecycle.complete_run_if_done(run.run_id)  # its last task runs may have finished while paused
+        state.run_complete_if_done(run.run_id)  # its last task runs may have finished while paused
         run.refresh_from_db(fields=["status", "end_time"])
     return run
 
@@ -232,7 +250,7 @@ def run_resume(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
 @transaction.atomic
 def _resume_locked(run_id: str, actor: str) -> Run:
     get_run(run_id)
-    run = lifecycle.lock_run(run_id)
+    run = state.run_lock(run_id)
     if run.status != PAUSED:
         raise errors.InvalidState(f"Run {run_id} is {run.status}, not paused.")
     # a run is pending until its first task run starts executing
@@ -240,10 +258,10 @@ def _resume_locked(run_id: str, actor: str) -> Run:
     run.status = RUNNING if started else PENDING
     Run.objects.filter(pk=run.pk).update(status=run.status)
     event_emit_run(run, type="dag.resumed")
-    record(actor=actor, action="run.resumed", resource=f"runs/{run_id}")
     waiting = list(TaskRun.objects.filter(run=run, status=QUEUED).values_list("id", "queue", "attempts"))
     TaskRun.objects.filter(run=run, status=QUEUED).update(dispatched_at=now_ms())
-    send_on_commit([Wakeup(*row) for row in waiting] + lifecycle.queue_ready(run))
+    send_on_commit([Wakeup(*row) for row in waiting] + state.run_queue_ready(run))
+    record(actor=actor, action="run.resumed", resource=f"runs/{run_id}")
     return run
 
 
@@ -255,9 +273,9 @@ def queue_purge(*, queue: str, actor: str = SYSTEM_ACTOR) -> int:
     removed = 0
     now = now_ms()
     for run_id in run_ids:  # sorted: concurrent purges lock runs in the same order
-        run = lifecycle.lock_run(run_id)
+        run = state.run_lock(run_id)
         removed += TaskRun.objects.filter(run=run, queue=queue, status=QUEUED).count()
-        lifecycle.cancel_locked(run, force=False, now=now)
+        state.run_cancel_locked(run, force=False, now=now)
     record(
         actor=actor,
         action="queue.purged",
@@ -265,80 +283,6 @@ def queue_purge(*, queue: str, actor: str = SYSTEM_ACTOR) -> int:
         changes={"removed": removed, "runs": run_ids},
     )
     return removed
-
-
-def _downstream(task_id: str, deps: dict[str, list[str]]) -> set[str]:
-    found = {task_id}
-    changed = True
-    while changed:
-        changed = False
-        for t, ups in deps.items():
-            if t not in found and found.intersection(ups):
-                found.add(t)
-                changed = True
-    return found
-
-
-def _upstream(tasks: set[str], deps: dict[str, list[str]]) -> set[str]:
-    found: set[str] = set()
-    frontier = list(tasks)
-    while frontier:
-        for up in deps.get(frontier.pop(), []):
-            if up not in found:
-                found.add(up)
-                frontier.append(up)
-    return found - tasks
-
-
-def rerun_selection(original: Run, *, failed_only: bool, from_task: str | None) -> tuple[set[str], set[str]]:
-    """(task ids to execute again, task ids whose completed result is carried over)."""
-    old = {tr.task_id: tr for tr in original.task_runs.all()}
-    by_id = {tr.id: tr.task_id for tr in old.values()}
-    deps = {t: [by_id[u] for u in tr.upstream] for t, tr in old.items()}
-    if from_task is not None and from_task not in old:
-        raise errors.ValidationFailed(
-            f"task {from_task} is not part of run {original.run_id}", field="from_task"
-        )
-    selected = _downstream(from_task, deps) if from_task else set(old)
-    if failed_only:
-        selected = {t for t in selected if old[t].status != COMPLETED}
-    if not selected:
-        raise errors.InvalidState(f"Run {original.run_id} has no failed task runs to rerun.")
-    ancestors = _upstream(selected, deps)
-    execute = selected | {t for t in ancestors if old[t].status != COMPLETED}
-    return execute, ancestors - execute
-
-
-def _rerun_task_runs(
-    original: Run, execute: set[str], carry: set[str], fresh: dict[str, TaskRun]
-) -> list[TaskRun]:
-    """The selected task runs again: what the original executed (its pinned versions), or for the
-    task ids in `fresh` what their latest definitions make."""
-    old = {tr.task_id: tr for tr in original.task_runs.all()}
-    ids = new_task_run_ids(sorted(execute | carry))
-    by_old_id = {tr.id: ids[t] for t, tr in old.items() if t in ids}
-    out = []
-    for task_id in sorted(ids):
-        tr = old[task_id]
-        source = fresh.get(task_id, tr)
-        new = TaskRun(
-            id=ids[task_id],
-            task_id=task_id,
-            command=source.command,
-            env=source.env,
-            queue=source.queue,
-            pool=source.pool,
-            upstream=[by_old_id[u] for u in tr.upstream],
-            max_attempts=tr.max_attempts,
-            retry_delay_seconds=tr.retry_delay_seconds,
-            timeout_seconds=tr.timeout_seconds,
-            priority=original.priority,
-        )
-        if task_id in carry:
-            new.status, new.carried_from = COMPLETED, tr.id
-            new.start_time, new.end_time, new.exit_code = tr.start_time, tr.end_time, tr.exit_code
-        out.append(new)
-    return mark_leaves(out)
 
 
 def _fresh_definitions(
@@ -394,13 +338,15 @@ def run_rerun(
         raise errors.InvalidState(
             f"Run {run_id} is still {original.status}; cancel it or wait for it to end."
         )
+    if not reset_params:
+        environment.check_stored(env_vars=original.env_vars, parameters=original.parameters)
     execute, carry = rerun_selection(original, failed_only=failed_only, from_task=from_task)
     fresh, fresh_versions = (
         _fresh_definitions(original, execute, reset_params=reset_params)
         if latest or reset_params
         else ({}, {})
     )
-    task_runs = _rerun_task_runs(original, execute, carry, fresh)
+    task_runs = rerun_task_runs(original, execute, carry, fresh)
     versions = {t: v for t, v in original.versions.items() if t in execute | carry} | fresh_versions
     opts = ScheduleOptions(
         context=original.context_id,

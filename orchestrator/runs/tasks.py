@@ -5,6 +5,7 @@ from celery.signals import task_prerun
 from django.db import close_old_connections
 
 from orchestrator.runs import executor
+from orchestrator.runs.wakeups import EXECUTE_OPTIONS, EXECUTE_TASK_RUN
 
 
 @task_prerun.connect(weak=False)
@@ -14,18 +15,8 @@ def _fresh_connection(**kwargs) -> None:
     close_old_connections()
 
 
-# A long command must not be cut by Celery's global time limit: the task run's own
-# `timeout_seconds` governs it (and the sweeper covers a worker that dies).
-DAY = 24 * 3600
-
-
-@shared_task(
-    name="orchestrator.runs.execute_task_run",
-    ignore_result=True,
-    time_limit=DAY,
-    soft_time_limit=DAY - 60,
-    bind=True,
-)
+# Declared with the name and options its wake-ups are sent with (runs.wakeups, by name).
+@shared_task(name=EXECUTE_TASK_RUN, bind=True, **EXECUTE_OPTIONS)
 def execute_task_run(self, task_run_id: str, attempt: int) -> None:
     """Idempotent: the claim is a conditional UPDATE on (status=queued, attempts=attempt)."""
     agent_id = os.environ.get("ORCH_AGENT_ID") or self.request.hostname

@@ -10,7 +10,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.querying import list_parameters, page_of, paged
 from orchestrator.definitions.validation import ID_RE
 from orchestrator.runs.apis import MAX_PRIORITY
 from orchestrator.schedules import openapi, selectors, services
@@ -20,6 +19,14 @@ from orchestrator.security.principals import actor_name
 from shared.api.fields import StrictCharField
 from shared.api.openapi import BOOLEAN, TEXT, errors_also, query
 from shared.api.pagination import list_body
+from shared.api.querying import (
+    QueryBooleanField,
+    QuerySerializer,
+    QueryTextField,
+    list_parameters,
+    page_of,
+    paged,
+)
 from shared.api.time import iso
 
 OPERATOR_POST = {"POST": "operator"}  # operators may pause and resume
@@ -111,6 +118,11 @@ class ScheduleListCreateApi(APIView):
                 )
             return value
 
+    class FilterSerializer(QuerySerializer):
+        dag_id = QueryTextField()
+        task_id = QueryTextField()
+        paused = QueryBooleanField()
+
     @extend_schema(
         operation_id="schedules_list",
         responses=openapi.ScheduleList,
@@ -123,7 +135,9 @@ class ScheduleListCreateApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = page_of(request.query_params)
-        items, total = paged(selectors.schedule_list(params=request.query_params), page)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items, total = paged(selectors.schedule_list(**filters.validated_data), page)
         return Response(list_body("schedules", [schedule_out(s) for s in items], total, page))
 
     @extend_schema(

@@ -6,9 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Count, Max, Q, QuerySet
-from django.http import QueryDict
 
-from orchestrator.definitions.querying import parse_bool
 from orchestrator.schedules.models import Schedule, SchedulerTick
 from orchestrator.schedules.timing import Timing, zone
 from shared.api import errors
@@ -24,14 +22,17 @@ def schedule_get(*, schedule_id: str) -> Schedule:
     return schedule
 
 
-def schedule_list(*, params: QueryDict) -> QuerySet[Schedule]:
-    """Newest first; `dag_id`, `task_id` and `paused` filter."""
+def schedule_list(
+    *, dag_id: str | None = None, task_id: str | None = None, paused: bool | None = None
+) -> QuerySet[Schedule]:
+    """Newest first; `dag_id`, `task_id` and `paused` filter (None: any)."""
     qs = Schedule.objects.all()
-    for name in ("dag_id", "task_id"):
-        if params.get(name):
-            qs = qs.filter(**{name: params[name]})
-    if params.get("paused"):
-        qs = qs.filter(paused=parse_bool(params, "paused"))
+    if dag_id:
+        qs = qs.filter(dag_id=dag_id)
+    if task_id:
+        qs = qs.filter(task_id=task_id)
+    if paused is not None:
+        qs = qs.filter(paused=paused)
     return qs.order_by("-created_at", "id")
 
 

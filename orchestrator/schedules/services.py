@@ -9,6 +9,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from orchestrator.audit.services import SYSTEM_ACTOR, record
+from orchestrator.definitions import environment
 from orchestrator.definitions.models import Context, Dag, TaskDefinition
 from orchestrator.definitions.selectors import dependency_closure
 from orchestrator.runs.planning import split_parameters
@@ -62,7 +63,9 @@ def _check_target(spec: ScheduleSpec) -> None:
     p = Problems()
     if spec.context and not Context.objects.filter(pk=spec.context).exists():
         p.add("context", f"unknown context: {spec.context}")
-    split_parameters(p, spec.parameters, set(dependency_closure(roots)), default_task=default_task)
+    definitions = dependency_closure(roots)
+    per_task = split_parameters(p, spec.parameters, set(definitions), default_task=default_task)
+    environment.check_allowed(p, env_vars={}, per_task=per_task, definitions=definitions)
     p.raise_if_any()
 
 

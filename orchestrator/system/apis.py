@@ -18,13 +18,28 @@ from orchestrator.schedules.selectors import scheduler_status
 from orchestrator.system import openapi, selectors
 from orchestrator.system.models import SweepState
 from shared.api.time import iso, now_ms
-from shared.health import probe_database
+from shared.health import Probe, probe_broker, probe_database
 
 STARTED_AT = time.monotonic()
 
 
 def _backend_status(ok: bool) -> str:
     return "healthy" if ok else "unhealthy"
+
+
+# Nothing runs without the broker: wake-ups and webhook deliveries cannot be sent (the API still
+# records them, and the sweep sends them once it is back), so it counts like the database. The ping
+# waits at most this long, so a broker that stops answering cannot hang a health check.
+BROKER_PROBE_TIMEOUT_SECONDS = 1.0
+BROKER_DOWN = "the broker (Redis) is unreachable"
+
+
+def _broker() -> Probe:
+    return probe_broker(timeout=BROKER_PROBE_TIMEOUT_SECONDS)
+
+
+def _orchestrator_status(broker: Probe) -> str:
+    return "healthy" if broker.ok else "unhealthy"
 
 
 def _overall(backend_ok: bool, agents: str, recovery: str = "healthy", scheduler: str = "healthy") -> str:
@@ -75,33 +90,34 @@ def metrics_out() -> dict[str, Any]:
 
 
 class HealthApi(APIView):
-    """Exempt from security (the one open route). 503 only when the database is unreachable; no agents is
-    `degraded` (the API still works; queued tasks wait)."""
+    """Exempt from security (the one open route). 503 when the database or the broker is unreachable
+    (the broker shows as the `orchestrator` component: this service cannot hand out work); no agents
+    is `degraded` (the API still works; queued tasks wait)."""
 
     public = True
     authentication_classes: list = []
 
     @extend_schema(responses={200: openapi.HEALTH, 503: openapi.HEALTH}, auth=[])
     def get(self, request: Request) -> Response:
-        db = probe_database()
+        db, broker = probe_database(), _broker()
         agents = selectors.agents_status(selectors.agent_counts()) if db.ok else "unknown"
         return Response(
             {
-                "status": _overall(db.ok, agents),
+                "status": _overall(db.ok and broker.ok, agents),
                 "components": {
                     "backend": _backend_status(db.ok),
-                    "orchestrator": "healthy",
+                    "orchestrator": _orchestrator_status(broker),
                     "agents": agents,
                 },
             },
-            status=200 if db.ok else 503,
+            status=200 if db.ok and broker.ok else 503,
         )
 
 
 class StatusApi(APIView):
     @extend_schema(responses=openapi.STATUS)
     def get(self, request: Request) -> Response:
-        db = probe_database()
+        db, broker = probe_database(), _broker()
         if db.ok:
             counts, queues = selectors.agent_counts(), selectors.queue_lengths()
             agents, recovery = selectors.agents_status(counts), recovery_out(selectors.last_sweep())
@@ -112,7 +128,7 @@ class StatusApi(APIView):
             scheduler = {"status": "unknown"}
         return Response(
             {
-                "status": _overall(db.ok, agents, recovery["status"], scheduler["status"]),
+                "status": _overall(db.ok and broker.ok, agents, recovery["status"], scheduler["status"]),
                 "version": settings.SERVICE_VERSION,
                 "uptime_seconds": int(time.monotonic() - STARTED_AT),
                 "backend": {
@@ -122,7 +138,7 @@ class StatusApi(APIView):
                 },
                 "components": {
                     # one orchestrator process answers this request; the count is of instances seen
-                    "orchestrator": {"status": "healthy", "count": 1},
+                    "orchestrator": orchestrator_out(broker),
                     "agents": {"status": agents, **counts},
                     "recovery": recovery,
                     "ui": {"status": selectors.ui_status()},
@@ -132,6 +148,11 @@ class StatusApi(APIView):
                 "queues": {"total_pending_tasks": sum(q["length"] for q in queues), "queues": queues},
             }
         )
+
+
+def orchestrator_out(broker: Probe) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": _orchestrator_status(broker), "count": 1}
+    return out if broker.ok else {**out, "reason": BROKER_DOWN}
 
 
 class MetricsApi(APIView):

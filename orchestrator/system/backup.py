@@ -19,4 +19,5 @@ def orchestrator_backup_profile() -> ServiceProfile:
         service="orchestrator",
         fingerprint_settings=FINGERPRINT_SETTINGS,
         key_settings=("FIELD_ENCRYPTION_KEYS",),  # webhook secrets are stored encrypted with them
+        restore_url_variable="ORCH_RESTORE_DATABASE_URL",
     )

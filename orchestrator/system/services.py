@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from orchestrator.agents.services import agents_sweep
+from orchestrator.audit.checkpoints import audit_checkpoint_sweep
 from orchestrator.system.models import SweepState
 from orchestrator.webhooks.services import deliveries_sweep, events_dispatch
 from shared.api.time import now_ms
@@ -60,9 +61,18 @@ def _ran_recently() -> bool:
     return last is not None and now_ms() - last < timedelta(seconds=settings.SWEEP_INTERVAL_SECONDS * 0.8)
 
 
+def _audit_checkpoints() -> int:
+    # A failing checkpoint (a witness's disk full, a bad key) must not stop recovery itself.
+    try:
+        return audit_checkpoint_sweep()
+    except Exception:
+        logger.exception("Audit checkpoint in the recovery sweep failed")
+        return 0
+
+
 def recovery_sweep(*, sweeper: str, force: bool = False) -> dict[str, int] | None:
-    """Recovers lost task runs, stalled runs and lost wake-ups, and re-sends lost webhook events
-    and deliveries. Returns None when skipped: another process holds the lock, or (unless `force`)
+    """Recovers lost task runs, stalled runs and lost wake-ups, re-sends lost webhook events and
+    deliveries, and signs an audit checkpoint when one is due. Returns None when skipped: another process holds the lock, or (unless `force`)
     a sweep finished less than an interval ago, so N agents still sweep once per interval."""
     with recovery_lock() as held:
         if not held or (not force and _ran_recently()):
@@ -71,5 +81,6 @@ def recovery_sweep(*, sweeper: str, force: bool = False) -> dict[str, int] | Non
         while events_dispatch():  # events whose dispatch kick was lost
             pass
         result["webhook_deliveries_resent"] = deliveries_sweep()
+        result["audit_checkpoints"] = _audit_checkpoints()
         sweep_state_record(at=now_ms(), by=sweeper)
         return result

@@ -22,7 +22,7 @@ from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import Delivery, DeliveryAttempt
 from orchestrator.webhooks.payloads import signature
 from shared import backoff, crypto, signing
-from shared.ssrf import pinned_request
+from shared.ssrf import network_failure, pinned_request
 
 logger = logging.getLogger(__name__)
 USER_AGENT = "orchestrator-webhooks/1"
@@ -82,7 +82,7 @@ def _send(delivery: Delivery) -> tuple[int | None, str]:
         response.drain_conn()  # the receiver's answer body is not kept
         response.release_conn()
     except (urllib3.exceptions.HTTPError, OSError) as exc:
-        return None, f"{type(exc).__name__}: connection failed or timed out"
+        return None, network_failure(exc, float(settings.WEBHOOK_TIMEOUT_SECONDS))[1]
     if 200 <= response.status < 300:
         return response.status, ""
     if 300 <= response.status < 400:

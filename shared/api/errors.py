@@ -121,6 +121,12 @@ class PayloadTooLarge(ApplicationError):
     default_message = "Payload too large."
 
 
+class RequestTimeout(ApplicationError):
+    status_code = 408
+    code = "request_timeout"
+    default_message = "The request body did not arrive in time."
+
+
 class UnsupportedMediaType(ApplicationError):
     status_code = 415
     code = "unsupported_media_type"

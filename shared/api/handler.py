@@ -45,6 +45,11 @@ def _flatten(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     return [{"field": prefix, "error": str(detail)}]
 
 
+def field_errors(detail: Any) -> list[dict[str, str]]:
+    """A serializer's errors as the error body lists them: `{field, error}`, nested keys joined."""
+    return _flatten(detail)
+
+
 def to_application_error(exc: Exception) -> errors.ApplicationError | None:
     if isinstance(exc, errors.ApplicationError):
         return exc

@@ -1,13 +1,11 @@
-"""Input checks that list every problem of a body in one 400, for bodies whose checks are written
-by hand rather than as serializer fields (free-form maps, ids with their own patterns)."""
+"""Collecting every problem of an input into one 400, for checks that need more than one body
+field or the database (a schedule's parameters against its tasks); a body itself is read by a
+view's `InputSerializer`."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
-
-from rest_framework import serializers
-from rest_framework.fields import empty
 
 from shared.api.errors import ValidationFailed
 
@@ -72,18 +70,3 @@ class Problems:
             else:
                 out[key] = str(item)
         return out
-
-
-class ProblemsSerializer(serializers.Serializer):
-    """An input serializer whose `read` checks a JSON object by hand, adding to `Problems`; every
-    problem found leaves in one 400. `validated_data` is what `read` returns."""
-
-    def read(self, body: dict, problems: Problems) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def run_validation(self, data: Any = empty) -> dict[str, Any]:
-        body = require_object(data)
-        problems = Problems()
-        values = self.read(body, problems)
-        problems.raise_if_any()
-        return values

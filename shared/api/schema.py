@@ -52,7 +52,10 @@ class AutoSchema(SpectacularAutoSchema):
     def get_serializer_name(self, serializer: Any, direction: Direction) -> str:
         # Every view's nested `InputSerializer` would otherwise become one shared "Input" component;
         # name nested serializers after their view instead (LoginApi.InputSerializer -> LoginInput).
+        # A serializer that names its component (`extend_schema_serializer(component_name=...)`) keeps it.
         cls = serializer if isinstance(serializer, type) else type(serializer)
+        if has_override(cls, "component_name"):
+            return super().get_serializer_name(serializer, direction)
         if "." in cls.__qualname__ and "<locals>" not in cls.__qualname__:
             return cls.__qualname__.replace("Api.", "").replace(".", "")
         return super().get_serializer_name(serializer, direction)

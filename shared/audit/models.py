@@ -40,3 +40,24 @@ class AuditEventBase(models.Model):
     class Meta:
         abstract = True
         ordering = ("chain", "sequence")
+
+
+class AuditCheckpointBase(models.Model):
+    """A signed statement that a chain's event at `sequence` had hash `head_hash` at `created_at`
+    (`shared.audit.checkpoints`). Rows are written once; `witnessed_at` records that every outside
+    witness has its copy, and is not part of what is signed."""
+
+    id = models.BigAutoField(primary_key=True)
+    chain = models.CharField(max_length=64)
+    sequence = models.BigIntegerField()
+    head_hash = models.CharField(max_length=71)
+    created_at = models.DateTimeField()
+    key_id = models.CharField(max_length=64)
+    signature = models.CharField(max_length=100)
+    witnessed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = models.Manager()
+
+    class Meta:
+        abstract = True
+        ordering = ("chain", "sequence")

@@ -1,7 +1,9 @@
 """Reading and writing the tar archive, hashing every member's bytes as they stream through.
 
-Reading is one sequential pass (`r|*`), so a compressed archive is decompressed once, and every
-failure of the tar or compression layers (a flipped byte, a cut-off file) becomes a BackupError.
+Reading is one sequential pass, so a compressed archive is decompressed once, and every failure of
+the tar or compression layers (a flipped byte, a cut-off file) becomes a BackupError. The
+compression framing is checked byte for byte (container.py); the manifest, which no other
+checksum covers, by the seal: the archive's last member, holding the manifest's SHA-256.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from shared.backup.errors import BackupError
-from shared.backup.manifest import MANIFEST, METADATA, Manifest
+from shared.backup.container import CheckedStream, compressed_writer
+from shared.backup.errors import BackupError, Damaged
+from shared.backup.manifest import MANIFEST, METADATA, SEAL, Manifest
 
 COMPRESSIONS = {"gzip": "gz", "bzip2": "bz2", "xz": "xz"}
 CHUNK = 1024 * 1024
@@ -90,14 +93,25 @@ def _info(name: str, size: int) -> tarfile.TarInfo:
 def archive_writer(path: Path, compression: str) -> Iterator[ArchiveWriter]:
     if compression not in COMPRESSIONS:
         raise BackupError(f"unknown compression {compression!r}: one of {', '.join(COMPRESSIONS)}")
-    with tarfile.open(path, f"w:{COMPRESSIONS[compression]}") as tar:  # type: ignore[call-overload]
+    with (
+        path.open("wb") as raw,
+        compressed_writer(raw, compression) as stream,
+        tarfile.open(fileobj=stream, mode="w|") as tar,
+    ):
         yield ArchiveWriter(tar)
 
 
+def seal_bytes(manifest: bytes) -> bytes:
+    return json.dumps({"manifest_sha256": hashlib.sha256(manifest).hexdigest()}, sort_keys=True).encode()
+
+
 class ArchiveReader:
-    def __init__(self, tar: tarfile.TarFile, path: Path) -> None:
-        self.tar, self.path = tar, path
+    def __init__(self, tar: tarfile.TarFile, path: Path, stream: CheckedStream) -> None:
+        self.tar, self.path, self.stream = tar, path, stream
+        self.seal: bytes | None = None
         self.manifest = self._manifest()
+        if self.manifest.format_version >= 2 and not stream.canonical_header:
+            raise Damaged(f"damaged: the {stream.compression} header is not the one backups write")
 
     def _manifest(self) -> Manifest:
         first = self.tar.next()
@@ -105,7 +119,12 @@ class ArchiveReader:
             raise BackupError(f"{self.path} is not a backup archive: its first member is not {MANIFEST}")
         if first.size > 256 * 1024 * 1024:
             raise BackupError(f"{self.path}: the manifest is implausibly large")
-        return Manifest.from_json(self._read(first).read())
+        raw = self._read(first).read()
+        self.manifest_sha256 = hashlib.sha256(raw).hexdigest()
+        try:
+            return Manifest.from_json(raw)
+        except BackupError as exc:
+            raise Damaged(str(exc)) from None
 
     def _read(self, info: tarfile.TarInfo) -> IO[bytes]:
         handle = self.tar.extractfile(info)
@@ -114,9 +133,33 @@ class ArchiveReader:
         return handle
 
     def members(self) -> Iterator[tuple[tarfile.TarInfo, BinaryIO]]:
-        """The members after the manifest, each readable once, in archive order."""
+        """The members after the manifest, each readable once, in archive order; the seal is kept
+        for `finish`, not yielded."""
         while (info := self.tar.next()) is not None:
+            if info.name == SEAL and self.seal is None:
+                self.seal = self._read(info).read(64 * 1024)
+                continue
             yield info, self._read(info)  # type: ignore[misc]
+
+    def finish(self) -> None:
+        """Once every member was read: the container ends as its checksums say, and the manifest
+        is the one the seal names. Raises Damaged."""
+        self.stream.drain()
+        self.check_seal()
+
+    def check_seal(self) -> None:
+        if self.seal is None:
+            if self.manifest.format_version >= 2:
+                raise Damaged(f"damaged: {SEAL} is missing, so {MANIFEST} cannot be checked")
+            return  # format 1 archives predate the seal
+        try:
+            recorded = json.loads(self.seal)["manifest_sha256"]
+        except (ValueError, TypeError, KeyError):
+            raise Damaged(f"damaged: {SEAL} is not valid") from None
+        if recorded != self.manifest_sha256:
+            raise Damaged(
+                f"{MANIFEST} does not match the SHA-256 in {SEAL}: the manifest was changed or damaged"
+            )
 
 
 @contextmanager
@@ -125,8 +168,12 @@ def archive_reader(path: Path) -> Iterator[ArchiveReader]:
     if not path.is_file():
         raise BackupError(f"{path} does not exist or is not a file")
     try:
-        with tarfile.open(path, "r|*") as tar:
-            yield ArchiveReader(tar, path)
+        with path.open("rb") as raw:
+            stream = CheckedStream(raw)
+            with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
+                yield ArchiveReader(tar, path, stream)
+    except Damaged as exc:
+        raise BackupError(f"{path}: {exc}") from None
     except DAMAGE as exc:
         raise BackupError(f"{path} is damaged or truncated ({type(exc).__name__}: {exc})") from None
 

@@ -20,10 +20,10 @@ from tempfile import TemporaryDirectory
 
 from django.db import connections
 
-from shared.backup.archive import ArchiveWriter, archive_writer, file_sha256, read_manifest
+from shared.backup.archive import ArchiveWriter, archive_writer, file_sha256, read_manifest, seal_bytes
 from shared.backup.database import DUMP_MEMBER, Database, Snapshot, dump_snapshot
 from shared.backup.errors import BackupError, BlobVanished
-from shared.backup.manifest import BLOB, DATABASE, MANIFEST, METADATA, METADATA_KIND, Manifest, Member
+from shared.backup.manifest import BLOB, DATABASE, MANIFEST, METADATA, METADATA_KIND, SEAL, Manifest, Member
 from shared.backup.metadata import build_metadata
 from shared.backup.profile import BlobSet, ServiceProfile
 from shared.backup.progress import progress_bar
@@ -153,7 +153,8 @@ def _write(
             archive_writer(partial, request.compression) as writer,
             progress_bar(total=total, description="backup", enabled=request.show_progress) as bar,
         ):
-            writer.add_bytes(MANIFEST, manifest.to_json())
+            manifest_bytes = manifest.to_json()
+            writer.add_bytes(MANIFEST, manifest_bytes)
             writer.add_bytes(METADATA, metadata)
             database = manifest.database
             with dump.open("rb") as source:
@@ -161,6 +162,7 @@ def _write(
                     database.name, source, size=database.size, sha256=database.sha256, progress=bar
                 )
             _write_blobs(writer, manifest, blobs, bar)
+            writer.add_bytes(SEAL, seal_bytes(manifest_bytes))  # last: nothing else covers the manifest
         partial.rename(request.output)
     finally:
         partial.unlink(missing_ok=True)

@@ -23,6 +23,8 @@ from typing import Any
 
 import environ
 import psycopg
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.utils import load_backend
 from psycopg.conninfo import make_conninfo
 
 from shared.backup.errors import BackupError
@@ -227,3 +229,25 @@ def load(database: Database, vendor: str, dump_path: Path) -> None:
         return
     args = [_tool("pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction"]
     _run([*args, *database.pg_args(), str(dump_path)], database, "pg_restore")
+
+
+@contextmanager
+def django_connection(database: Database, template: dict[str, Any]) -> Iterator[BaseDatabaseWrapper]:
+    """A Django connection to a PostgreSQL `database`, outside `connections` (nothing else can pick
+    it up), otherwise configured like `template` (the service's own): for set-up code written
+    against Django connections, run on a database the service does not use yet."""
+    settings_dict = {**template, "NAME": database.name, "USER": database.user}
+    settings_dict |= {"PASSWORD": database.password, "HOST": database.host, "PORT": database.port}
+    settings_dict["ENGINE"] = "django.db.backends.postgresql"
+    postgresql = "postgresql" in str(template.get("ENGINE", ""))  # a SQLite service's options do not apply
+    options = {
+        key: value for key, value in (template.get("OPTIONS") or {}).items() if postgresql and key != "pool"
+    }
+    if database.sslmode:
+        options["sslmode"] = database.sslmode
+    settings_dict["OPTIONS"] = options
+    wrapper = load_backend(settings_dict["ENGINE"]).DatabaseWrapper(settings_dict, "restore-target")
+    try:
+        yield wrapper
+    finally:
+        wrapper.close()

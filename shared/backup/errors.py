@@ -6,3 +6,8 @@ class BackupError(Exception):
 class BlobVanished(BackupError):
     """A file the dumped database refers to was removed from storage before it was copied (its
     document was deleted during the backup). The backup is taken again from a newer snapshot."""
+
+
+class Damaged(BackupError):
+    """What is wrong with an archive's bytes, in one line without the file's name (the reader
+    that knows the file adds it)."""

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.files.storage import Storage
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 # Names that may hold credentials: never part of an archive, not even hashed.
 SECRET_NAME = re.compile(r"SECRET|PASSWORD|TOKEN|CREDENTIAL|API_KEY|ENCRYPTION|SIGNING|PRIVATE", re.I)
@@ -35,6 +36,12 @@ class ServiceProfile:
     key_settings: tuple[str, ...] = ()
     blobs: BlobSet | None = None
     database_alias: str = "default"
+    # The environment variable naming the database a restore loads into, for messages.
+    restore_url_variable: str = ""
+    # Run on a PostgreSQL database right after a dump was loaded into it, with a connection as the
+    # loading user: puts back what the dump leaves out (it is loaded without privileges, so grants
+    # to roles are not in it). Idempotent; returns lines to show the operator (warnings).
+    after_load: Callable[[BaseDatabaseWrapper], list[str]] | None = None
 
     def __post_init__(self) -> None:
         secret = [name for name in self.fingerprint_settings if SECRET_NAME.search(name)]

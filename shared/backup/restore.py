@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from django.db import connections
+
 from shared.backup.archive import CHUNK, HashingReader, archive_reader, read_manifest, read_metadata
 from shared.backup.create import archives_in
-from shared.backup.database import Database, ensure_empty, load
+from shared.backup.database import POSTGRESQL, Database, django_connection, ensure_empty, load
 from shared.backup.errors import BackupError
 from shared.backup.manifest import BLOB, MANIFEST, METADATA, Manifest, Member
 from shared.backup.metadata import applied_here, key_report
@@ -34,6 +36,7 @@ class RestorePlan:
     chain: list[tuple[Path, Manifest]]  # the input first, then its ancestors
     target: Path
     database: Database | None
+    profile: ServiceProfile
     # Per archive of the chain, the members to extract from it.
     extract: dict[Path, list[Member]] = field(default_factory=dict)
     keys: str | None = None  # whether this configuration holds the backup's encryption keys
@@ -41,6 +44,14 @@ class RestorePlan:
     @property
     def manifest(self) -> Manifest:
         return self.chain[0][1]
+
+    def not_loaded(self) -> str:
+        variable = f" or {self.profile.restore_url_variable}" if self.profile.restore_url_variable else ""
+        return (
+            f"Warning: the database is NOT restored: no database to load into was named (--database-url"
+            f"{variable}); only files are extracted. To load the dump, run restore again into an empty"
+            " folder with --database-url naming an empty database."
+        )
 
     def describe(self) -> list[str]:
         lines = [f"Restore backup {self.manifest.backup_id} ({self.manifest.created_at}) into {self.target}"]
@@ -53,6 +64,10 @@ class RestorePlan:
                 lines.append(f"    {blobs} blob(s) under blobs/")
         if self.database is not None:
             lines.append(f"  then load {self.manifest.database.name} into the {self.database.label()}")
+            if self.profile.after_load is not None and self.database.vendor == POSTGRESQL:
+                lines.append("  then grant the service's database roles their rights again")
+        else:
+            lines.append(self.not_loaded())
         if self.keys:
             lines.append(self.keys)
         return lines
@@ -70,7 +85,7 @@ def restore_plan(
         if database.vendor != manifest.database_vendor:
             raise BackupError(f"a {manifest.database_vendor} dump cannot be loaded into a {database.label()}")
         ensure_empty(database)
-    plan = RestorePlan(chain=_chain(source, manifest), target=target, database=database)
+    plan = RestorePlan(chain=_chain(source, manifest), target=target, database=database, profile=profile)
     plan.extract = _assign(plan.chain)
     plan.keys = key_report(profile=profile, metadata=read_metadata(source))
     return plan
@@ -131,9 +146,25 @@ def restore_run(
     if plan.keys:
         say(plan.keys)
     say(f"Restored {sum(len(members) for members in plan.extract.values())} member(s) into {plan.target}")
-    if plan.database is not None:
-        load(plan.database, plan.manifest.database_vendor, plan.target / plan.manifest.database.name)
-        say(f"Loaded the database into the {plan.database.label()}")
+    if plan.database is None:
+        say(plan.not_loaded())
+        return
+    load(plan.database, plan.manifest.database_vendor, plan.target / plan.manifest.database.name)
+    say(f"Loaded the database into the {plan.database.label()}")
+    _after_load(plan.profile, plan.database, say)
+
+
+def _after_load(profile: ServiceProfile, database: Database, say: Say) -> None:
+    """What the dump leaves out (grants to the service's roles), put back so that the service
+    answers on the restored database as it did before, without a `migrate` first."""
+    if profile.after_load is None or database.vendor != POSTGRESQL:
+        return  # SQLite has no roles, grants or row-level security
+    template = connections[profile.database_alias].settings_dict
+    with django_connection(database, template) as connection:
+        warnings = profile.after_load(connection)
+    say("Granted the service's database roles their rights again")
+    for line in warnings:
+        say(line)
 
 
 def _extract(path: Path, members: list[Member], target: Path, show_progress: bool) -> None:
@@ -147,6 +178,7 @@ def _extract(path: Path, members: list[Member], target: Path, show_progress: boo
             member = wanted.pop(info.name, None)
             if member is not None:
                 _write_member(member, stream, target, bar)
+        reader.finish()  # the manifest the plan followed is the sealed one; the trailer checks out
     if wanted:
         raise BackupError(f"{path} lacks member(s) its manifest names: {', '.join(sorted(wanted))}")
 

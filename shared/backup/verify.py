@@ -1,5 +1,7 @@
-"""Verifying an archive without restoring it: structure, every member against the manifest (size
-and SHA-256, none missing, none extra), and the database dump read through as a restore would."""
+"""Verifying an archive without restoring it: every byte of the file is covered. The compression
+framing (header compared byte for byte, data and trailer by the format's own checksums, nothing
+after it), the manifest against the seal's SHA-256, every member against the manifest (size and
+SHA-256, none missing, none extra), and the database dump read through as a restore would."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import BinaryIO
 
-from shared.backup.archive import archive_reader, copy_hashed
+from shared.backup.archive import ArchiveReader, archive_reader, copy_hashed
 from shared.backup.database import dump_check
-from shared.backup.errors import BackupError
+from shared.backup.errors import BackupError, Damaged
 from shared.backup.manifest import DATABASE, Manifest, Member
 from shared.backup.progress import progress_bar
 
@@ -33,11 +35,24 @@ def archive_verify(path: Path, *, show_progress: bool = True) -> Manifest:
             total = sum(member.size for member in reader.manifest.members)
             with progress_bar(total=total, description="verify", enabled=show_progress) as bar:
                 _check_members(reader.members(), result, dump, bar)
+            _check_end(reader, result)
         if not result.problems:
             _check_dump(result, dump)
-    if result.problems:
-        raise BackupError(f"{path} failed verification:\n  - " + "\n  - ".join(result.problems))
+    if result.problems:  # one line, for logs and alerts
+        raise BackupError(f"{path} failed verification: " + "; ".join(result.problems))
     return result.manifest
+
+
+def _check_end(reader: ArchiveReader, result: Verification) -> None:
+    try:
+        reader.stream.drain()
+    except Damaged as exc:  # the bytes read before are suspect too: this is the one reason to give
+        result.problems = [str(exc)]
+        return
+    try:
+        reader.check_seal()
+    except Damaged as exc:
+        result.problems.append(str(exc))
 
 
 def _check_members(

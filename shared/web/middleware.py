@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.module_loading import import_string
 
 from shared.api.middleware import SyncAndAsyncMiddleware
+from shared.web.clientip import resolve_into
 
 # Everything a page loads comes from the service itself, so a page keeps working offline or behind a
 # locked-down network and an injected tag cannot pull code from elsewhere. The exceptions are what
@@ -87,4 +88,13 @@ class BrowserOnlyMiddleware:
             response = hook(request, view, args, kwargs)
             if response is not None:
                 return response  # type: ignore[no-any-return]
+        return None
+
+
+class ClientAddressMiddleware(SyncAndAsyncMiddleware):
+    """First in the stack, so every later reader of REMOTE_ADDR sees the resolved client."""
+
+    def before(self, request: HttpRequest) -> None:
+        if "PEER_ADDR" not in request.META:
+            resolve_into(request)
         return None

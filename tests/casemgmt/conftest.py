@@ -14,9 +14,9 @@ from rest_framework.test import APIClient
 
 from casemgmt.accounts.models import Role, User
 from casemgmt.accounts.services import user_create
+from casemgmt.accounts.tenants import tenant_create
 from casemgmt.accounts.tokens import issue_for
 from casemgmt.tenancy.models import Tenant
-from casemgmt.tenancy.services import tenant_create
 from tests.support.processes import (
     database_url,
     start_celery_worker,

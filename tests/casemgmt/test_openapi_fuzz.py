@@ -9,7 +9,7 @@ import uuid
 import httpx
 import pytest
 
-from casemgmt.tenancy.services import tenant_create
+from casemgmt.accounts.tenants import tenant_create
 from tests.casemgmt.conftest import PASSWORD
 from tests.support.openapi_fuzz import run_schemathesis
 

@@ -1,9 +1,12 @@
 """How the orchestrator's modules hang together: no import loops, Celery tasks defined in each app's
-tasks.py and sent by name only from its queue.py, and every import inside a function says why."""
+tasks.py and sent by name only from its queue.py, every import inside a function says why it is
+there, and the modules of orchestrator.runs import only downwards, in the layers its import-linter
+contract states."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import orchestrator
@@ -70,7 +73,8 @@ def test_the_cycle_finder_finds_a_loop():
 
 
 SENDS = (".delay(", ".apply_async(", "send_task(")
-# The runs package has its own wake-up publisher (dispatch.py), restructured separately.
+# The runs package has its own wake-up publisher (runs/wakeups.py): it sends its one task by name,
+# in batches, below the layers that queue runs.
 CELERY_IDIOM_EXEMPT = {"runs"}
 
 
@@ -104,3 +108,107 @@ def test_every_import_inside_a_function_says_why():
                     if "#" not in line and not above.startswith("#"):
                         unexplained.append(f"{name}:{child.lineno}")
     assert unexplained == []
+
+
+RUNS = "orchestrator.runs"
+# Outside the layers: the app's configuration, and the reaper, a standalone script (run as
+# `python -I -S`) that imports nothing of ours.
+UNLAYERED = {"apps", "reaper"}
+
+
+def _runs_layers() -> list[set[str]]:
+    """orchestrator.runs's layers, top first, as its import-linter contract in pyproject.toml states
+    them (`a | b`: independent siblings)."""
+    config = tomllib.loads((PACKAGE / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c.get("containers") == [RUNS]]
+    return [{name.strip() for name in layer.split("|")} for layer in contract["layers"]]
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every name an import statement anywhere in the file loads: module level, inside functions
+    and classes, under TYPE_CHECKING. A lazy import is still an import."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _full_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {
+        name: {dep for dep in _all_imports(path) if dep in modules and dep != name}
+        for name, path in modules.items()
+    }
+
+
+def _runs_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """runs module -> the runs modules it reaches: directly, or through modules of other apps
+    (runs.x -> events.services -> runs.y counts as runs.x -> runs.y), by short name."""
+
+    def short(name: str) -> str:
+        return name.removeprefix(f"{RUNS}.")
+
+    runs = {name for name in graph if name.startswith(f"{RUNS}.")}
+    reached: dict[str, set[str]] = {}
+    for name in runs:
+        found, stack, seen = set(), list(graph[name]), set()
+        while stack:
+            dep = stack.pop()
+            if dep in seen:
+                continue
+            seen.add(dep)
+            if dep in runs:
+                found.add(short(dep))
+            elif dep != RUNS:
+                stack.extend(graph[dep])
+        reached[short(name)] = found - {short(name)}
+    return reached
+
+
+def _layer_violations(graph: dict[str, set[str]], layers: list[set[str]]) -> list[str]:
+    """Imports of a module's own layer (a sibling) or of a layer above it."""
+    level = {name: i for i, layer in enumerate(layers) for name in layer}
+    return sorted(
+        f"{name} imports {dep}"
+        for name, deps in graph.items()
+        for dep in deps
+        if name in level and dep in level and level[dep] <= level[name]
+    )
+
+
+def test_runs_modules_import_only_the_layers_below_them():
+    assert _layer_violations(_runs_graph(_full_graph()), _runs_layers()) == []
+
+
+def test_every_runs_module_has_a_layer():
+    runs = {name.removeprefix(f"{RUNS}.") for name in _modules() if name.startswith(f"{RUNS}.")}
+    assert runs - UNLAYERED == set().union(*_runs_layers())
+
+
+def test_no_import_loops_between_runs_modules_counting_imports_inside_functions():
+    assert _cycles(_runs_graph(_full_graph())) == []
+
+
+def test_the_runs_package_docstring_states_the_layer_order():
+    doc = ast.get_docstring(ast.parse((ROOT / "runs" / "__init__.py").read_text())) or ""
+    stated = [{n.strip() for n in line.split("|")} for line in doc.splitlines() if line.startswith("    ")]
+    assert stated == _runs_layers()
+
+
+def test_the_layer_check_finds_an_upward_and_a_sibling_import():
+    layers = [{"top"}, {"left", "right"}, {"bottom"}]
+    graph = {"top": {"left"}, "left": {"right", "bottom"}, "right": set(), "bottom": {"top"}}
+    assert _layer_violations(graph, layers) == ["bottom imports top", "left imports right"]
+
+
+def test_the_runs_graph_sees_imports_inside_functions_and_through_other_apps(tmp_path):
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("def f():\n    from orchestrator.runs import tasks\n")
+    assert "orchestrator.runs.tasks" in _all_imports(lazy)
+    graph = {f"{RUNS}.state": {"orchestrator.events.services"}, "orchestrator.events.services": {f"{RUNS}.tasks"},
+             f"{RUNS}.tasks": set()}  # fmt: skip
+    assert _runs_graph(graph)["state"] == {"tasks"}

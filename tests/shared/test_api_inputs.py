@@ -1,19 +1,18 @@
-"""The input helpers both services share: StrictCharField, Problems and ProblemsSerializer, and the
-list body shape."""
+"""The input helpers both services share: StrictCharField, the FilterSerializer base for query
+parameters, and the list body shape."""
 
 from __future__ import annotations
 
-import re
+from datetime import UTC, datetime
 
 import pytest
+from django.http import QueryDict
 from rest_framework import serializers
 
 from shared.api.errors import ValidationFailed
 from shared.api.fields import StrictCharField
 from shared.api.pagination import Page, list_body
-from shared.api.problems import Problems, ProblemsSerializer
-
-NAME = re.compile(r"^[A-Z]+$")
+from shared.api.querying import QueryChoiceField, QuerySerializer, QuerySortField, QueryTimestampField, Sort
 
 
 class Named(serializers.Serializer):
@@ -32,39 +31,34 @@ def test_strict_char_field_keeps_char_field_rules():
     assert not Named(data={"name": "abcdef"}).is_valid()  # max_length still applies
 
 
-class Body(ProblemsSerializer):
-    def read(self, body: dict, problems: Problems) -> dict:
-        return {
-            "title": problems.string(body, "title", required=True),
-            "tags": problems.string_list(body, "tags"),
-            "env": problems.string_map(body.get("env"), "env", key_pattern=NAME),
-        }
+class Filters(QuerySerializer):
+    status = QueryChoiceField(choices=("open", "closed"), message="status must be open or closed")
+    createdAfter = QueryTimestampField(source="created_after")  # noqa: N815 (the API's spelling)
+    sort = QuerySortField(allowed=("id", "name"))
 
 
-def test_problems_serializer_lists_every_problem_in_one_error():
-    serializer = Body(data={"tags": "x", "env": {"lower": "1", "OK": True}})
+def test_query_serializer_gives_snake_case_typed_values():
+    filters = Filters(data=QueryDict("status=open&createdAfter=2026-01-02&sort=name:desc&other=x"))
+    filters.is_valid(raise_exception=True)
+    assert filters.validated_data == {
+        "status": "open",
+        "created_after": datetime(2026, 1, 2, tzinfo=UTC),
+        "sort": Sort("name", descending=True),
+    }
+
+
+def test_query_serializer_reads_empty_as_absent():
+    filters = Filters(data=QueryDict("status=&sort="))
+    filters.is_valid(raise_exception=True)
+    assert filters.validated_data == {"status": None, "created_after": None, "sort": None}
+
+
+def test_query_serializer_reports_the_first_problem_in_its_own_words():
+    filters = Filters(data=QueryDict("status=x&createdAfter=soon"))
     with pytest.raises(ValidationFailed) as caught:
-        serializer.is_valid(raise_exception=True)
-    errors = caught.value.errors
-    assert errors == [
-        {"field": "title", "error": "This field is required."},
-        {"field": "tags", "error": "must be an array of strings"},
-        {"field": "env.lower", "error": "names must match [A-Z]+"},
-        {"field": "env.OK", "error": "must be a string"},
-    ]
-    assert caught.value.message == "title: This field is required."
-
-
-def test_problems_serializer_returns_what_read_returns():
-    serializer = Body(data={"title": "t", "env": {"A": 1}})
-    serializer.is_valid(raise_exception=True)
-    assert serializer.validated_data == {"title": "t", "tags": [], "env": {"A": "1"}}
-
-
-@pytest.mark.parametrize("body", [[1], "text", None, 3])
-def test_problems_serializer_refuses_a_body_that_is_not_an_object(body):
-    with pytest.raises(ValidationFailed, match="must be a JSON object"):
-        Body(data=body).is_valid(raise_exception=True)
+        filters.is_valid(raise_exception=True)
+    assert caught.value.message == "status must be open or closed"
+    assert caught.value.errors == [{"field": "status", "error": "status must be open or closed"}]
 
 
 def test_list_body_shape():

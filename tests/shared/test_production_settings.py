@@ -6,6 +6,8 @@ import sys
 import pytest
 from cryptography.fernet import Fernet
 
+from shared.audit.signing import new_key_entry
+
 SERVICES = {"CASE": "casemgmt.config.settings.production", "ORCH": "orchestrator.config.settings.production"}
 
 
@@ -30,6 +32,8 @@ def complete_env(prefix: str) -> dict[str, str]:
     # Both services encrypt at rest: the orchestrator its webhook secrets, the case service its
     # connector credentials and inbound webhook secrets.
     env[f"{prefix}_FIELD_ENCRYPTION_KEYS"] = Fernet.generate_key().decode()
+    # Audit checkpoints are signed with keys the database never holds.
+    env[f"{prefix}_AUDIT_SIGNING_KEYS"] = new_key_entry("k1")
     return env
 
 
@@ -46,7 +50,15 @@ def test_complete_environment_boots_on_postgresql(prefix):
 
 
 @pytest.mark.parametrize(
-    ("prefix", "missing"), [*REQUIRED, ("CASE", "FIELD_ENCRYPTION_KEYS"), ("ORCH", "FIELD_ENCRYPTION_KEYS")]
+    ("prefix", "missing"),
+    [
+        *REQUIRED,
+        *(
+            (prefix, name)
+            for prefix in sorted(SERVICES)
+            for name in ("FIELD_ENCRYPTION_KEYS", "AUDIT_SIGNING_KEYS")
+        ),
+    ],
 )
 def test_missing_setting_stops_the_process(prefix, missing):
     env = complete_env(prefix)
@@ -66,3 +78,13 @@ def test_wildcard_or_missing_allowed_hosts_stops_the_process(prefix, hosts):
     result = boot(SERVICES[prefix], env)
     assert result.returncode != 0
     assert f"{prefix}_ALLOWED_HOSTS must list" in result.stderr
+
+
+@pytest.mark.parametrize("prefix", sorted(SERVICES))
+def test_a_malformed_audit_signing_key_stops_the_process_without_showing_it(prefix):
+    env = complete_env(prefix)
+    env[f"{prefix}_AUDIT_SIGNING_KEYS"] = "k1:bm90LTMyLWJ5dGVz"  # base64 of 12 bytes
+    result = boot(SERVICES[prefix], env)
+    assert result.returncode != 0
+    assert "audit signing key 'k1' is not the base64 of 32 bytes" in result.stderr
+    assert "bm90LTMyLWJ5dGVz" not in result.stderr

@@ -3,6 +3,7 @@ every table's rows to compare databases, and rewriting an archive member by memb
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -70,8 +71,9 @@ Transform = Callable[[str, bytes], bytes | None]  # member name and bytes -> new
 
 
 def rewrite_archive(source: Path, target: Path, transform: Transform, *, fix_manifest: bool = False) -> None:
-    """Copies an archive member by member through `transform`. With `fix_manifest`, the manifest's
-    sizes and checksums are updated to the new bytes (damage the checksums cannot see)."""
+    """Copies an archive member by member through `transform`, written as backups write gzip (no
+    name, time stamp 0). With `fix_manifest`, the manifest's sizes and checksums and the seal's
+    digest of the manifest are updated to the new bytes (damage the checksums cannot see)."""
     with tarfile.open(source, "r:*") as tar:
         members = [(info.name, tar.extractfile(info).read()) for info in tar]  # type: ignore[union-attr]
     changed = [(name, transform(name, data)) for name, data in members]
@@ -84,7 +86,13 @@ def rewrite_archive(source: Path, target: Path, transform: Transform, *, fix_man
                 entry["size"] = len(sizes[entry["name"]])
                 entry["sha256"] = hashlib.sha256(sizes[entry["name"]]).hexdigest()
         kept[0] = (kept[0][0], json.dumps(manifest).encode())
-    with tarfile.open(target, "w:gz") as tar:
+        seal = json.dumps({"manifest_sha256": hashlib.sha256(kept[0][1]).hexdigest()}).encode()
+        kept = [(name, seal if name == "seal.json" else data) for name, data in kept]
+    with (
+        target.open("wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as stream,
+        tarfile.open(fileobj=stream, mode="w|") as tar,
+    ):
         for name, data in kept:
             info = tarfile.TarInfo(name)
             info.size = len(data)

@@ -127,19 +127,29 @@ def start_asgi_server(*, name: str, application: str, env: dict[str, str]) -> tu
     return ServiceProcess(name, args, child_env(env)), port
 
 
-def procfile_command(process: str, *, port: int) -> str:
-    """`deploy/Procfile`'s command for `process`, listening on `port` instead of its own."""
+def procfile_line(process: str) -> str:
+    """`deploy/Procfile`'s command for `process`."""
     for line in (ROOT / "deploy" / "Procfile").read_text().splitlines():
         if line.startswith(f"{process}:"):
-            command = line.split(":", 1)[1].strip()
-            replaced, count = re.subn(r"--port \S+", f"--port {port}", command)
-            assert count == 1, f"the Procfile's {process} command has no single --port: {command}"
-            return replaced
+            return line.split(":", 1)[1].strip()
     raise AssertionError(f"deploy/Procfile has no {process} line")
 
 
+def procfile_command(process: str, *, port: int) -> str:
+    """`deploy/Procfile`'s command for `process`, listening on `port` instead of its own."""
+    command = procfile_line(process)
+    replaced, count = re.subn(r"--port \S+", f"--port {port}", command)
+    assert count == 1, f"the Procfile's {process} command has no single --port: {command}"
+    return replaced
+
+
 def start_procfile_server(
-    process: str, *, env: dict[str, str], health_path: str, timeout: float = 120.0
+    process: str,
+    *,
+    env: dict[str, str],
+    health_path: str,
+    timeout: float = 120.0,
+    ready_statuses: tuple[int, ...] = (200,),
 ) -> tuple[ServiceProcess, str]:
     """Starts `process` exactly as deploy/Procfile does (through a shell, the project's
     environment first on PATH as an activated venv) on a free port; returns it with its base URL
@@ -147,9 +157,10 @@ def start_procfile_server(
     port = free_port()
     path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', os.environ.get('PATH', ''))}"
     command = procfile_command(process, port=port)
-    server = ServiceProcess(process, ["bash", "-c", f"exec {command}"], child_env({**env, "PATH": path}))
+    # `env` runs a command that starts with variable assignments (`X=1 daphne ...`) as well.
+    server = ServiceProcess(process, ["bash", "-c", f"exec env {command}"], child_env({**env, "PATH": path}))
     base = f"http://127.0.0.1:{port}"
-    _wait_ready(server, base, health_path, (200,), timeout)
+    _wait_ready(server, base, health_path, ready_statuses, timeout)
     return server, base
 
 

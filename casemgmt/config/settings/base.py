@@ -10,6 +10,8 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from shared import conf
+from shared.audit import signing as audit_signing
+from shared.web import clientip
 
 BASE_DIR = conf.ROOT_DIR
 env = environ.Env()
@@ -75,6 +77,11 @@ REDIS_URL = env.str("CASE_REDIS_URL", default="")
 CELERY_DEFAULT_QUEUE = "case.default"
 CELERY_BROKER_URL = env.str("CASE_BROKER_URL", default=f"{REDIS_URL}/0" if REDIS_URL else "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
+# kombu's Redis transport, reusing its Redis clients and surviving the loss of its connection
+# (shared/broker.py); None lets the URL choose (the embedded filesystem broker).
+CELERY_BROKER_TRANSPORT: str | None = None
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT = "shared.broker:Transport"
 CELERY_TASK_DEFAULT_QUEUE = CELERY_DEFAULT_QUEUE
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -90,6 +97,8 @@ CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
+# `run_worker`: a worker that stops on an error of its own after running this long starts again.
+WORKER_RESTART_MIN_UPTIME_SECONDS = env.float("CASE_WORKER_RESTART_MIN_UPTIME_SECONDS", default=10.0)
 if REDIS_URL:
     CACHES = {"default": conf.redis_cache(f"{REDIS_URL}/1", "case:")}
     CHANNEL_LAYERS = {"default": conf.redis_channel_layer(f"{REDIS_URL}/2", "case:asgi")}
@@ -136,9 +145,19 @@ JWT = {
 AUTH_LOCKOUT_EMAIL_FAILURES = env.int("CASE_AUTH_LOCKOUT_EMAIL_FAILURES", default=5)
 AUTH_LOCKOUT_IP_FAILURES = env.int("CASE_AUTH_LOCKOUT_IP_FAILURES", default=20)
 AUTH_LOCKOUT_WINDOW_SECONDS = env.int("CASE_AUTH_LOCKOUT_WINDOW_SECONDS", default=15 * 60)
-# Count login failures per X-Forwarded-For client (first address) instead of REMOTE_ADDR; only
-# behind a proxy that sets the header, or clients could pick their own address.
-AUTH_TRUST_X_FORWARDED_FOR = env.bool("CASE_AUTH_TRUST_X_FORWARDED_FOR", default=False)
+# The time a request's headers and body may take to arrive: this many seconds, plus one second for
+# every REQUEST_BODY_MIN_RATE bytes of body received (0: no allowance); later, 408. 0 turns it off.
+REQUEST_BODY_TIMEOUT_SECONDS = env.float("CASE_REQUEST_BODY_TIMEOUT_SECONDS", default=30.0)
+REQUEST_BODY_MIN_RATE = env.int("CASE_REQUEST_BODY_MIN_RATE", default=1024)
+# Reverse proxies whose X-Forwarded-For is believed (addresses and CIDR ranges); the client is the
+# right-most address of the chain that is not one of them (shared/web/clientip.py).
+TRUSTED_PROXIES = clientip.trusted_networks(
+    env.list("CASE_TRUSTED_PROXIES", default=[]), setting="CASE_TRUSTED_PROXIES"
+)
+if "CASE_AUTH_TRUST_X_FORWARDED_FOR" in env.ENVIRON:
+    # It believed the left-most address, which any client writes; refusing to start beats a lockout
+    # silently keyed on the proxy's address after an upgrade.
+    raise ImproperlyConfigured("CASE_AUTH_TRUST_X_FORWARDED_FOR was replaced by CASE_TRUSTED_PROXIES")
 # Queue of the welcome-email task (defaults to the service's default queue).
 ACCOUNTS_EMAIL_QUEUE = env.str("CASE_ACCOUNTS_EMAIL_QUEUE", default=CELERY_DEFAULT_QUEUE)
 # One-time password-setting links in welcome emails stay valid this long.
@@ -231,6 +250,25 @@ NOTIFICATIONS_SCAN_SECONDS = env.float("CASE_NOTIFICATIONS_SCAN_SECONDS", defaul
 CELERY_BEAT_SCHEDULE["notifications-sweep"] = {
     "task": "casemgmt.notifications.notifications_sweep",
     "schedule": NOTIFICATIONS_SCAN_SECONDS,
+}
+
+# Audit checkpoints (casemgmt/audit/checkpoints.py): Ed25519 keys as `<key id>:<base64 32-byte
+# seed>`, comma-separated; the first signs, all verify (rotate by putting a new key first). Required
+# in production; the embedded default and tests derive one from SECRET_KEY. A tenant's chain gets a
+# checkpoint once EVERY_EVENTS events lie past its last one or the oldest of them is INTERVAL old;
+# the beat scan looks every SCAN seconds. Witnesses: a file (one JSON line per checkpoint) and/or a
+# URL (POST, through the connectors' outbound address guard).
+AUDIT_SIGNING_KEYS = env.list("CASE_AUDIT_SIGNING_KEYS", default=[])
+if AUDIT_SIGNING_KEYS:
+    audit_signing.parse_keys(AUDIT_SIGNING_KEYS)  # a malformed key stops the process at start
+AUDIT_CHECKPOINT_EVERY_EVENTS = env.int("CASE_AUDIT_CHECKPOINT_EVERY_EVENTS", default=1000)
+AUDIT_CHECKPOINT_INTERVAL_SECONDS = env.float("CASE_AUDIT_CHECKPOINT_INTERVAL_SECONDS", default=600.0)
+AUDIT_CHECKPOINT_SCAN_SECONDS = env.float("CASE_AUDIT_CHECKPOINT_SCAN_SECONDS", default=60.0)
+AUDIT_WITNESS_FILE = env.str("CASE_AUDIT_WITNESS_FILE", default="")
+AUDIT_WITNESS_URL = env.str("CASE_AUDIT_WITNESS_URL", default="")
+CELERY_BEAT_SCHEDULE["audit-checkpoints-sweep"] = {
+    "task": "casemgmt.audit.checkpoints_sweep",
+    "schedule": AUDIT_CHECKPOINT_SCAN_SECONDS,
 }
 
 # A new case always gets an slaDeadline: these hours apply when neither its case type, its workflow

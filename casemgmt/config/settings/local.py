@@ -1,7 +1,9 @@
 """Embedded default: SQLite, filesystem broker, file cache, in-memory channels. No servers needed."""
 
+from shared.audit.signing import derived_key_entry
+
 from .base import *  # noqa: F401,F403
-from .base import FIELD_ENCRYPTION_KEYS, JWT, SECRET_KEY, VAR_DIR, env
+from .base import AUDIT_SIGNING_KEYS, FIELD_ENCRYPTION_KEYS, JWT, SECRET_KEY, VAR_DIR, env
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 # DEBUG stays off even here: unknown routes must answer our JSON 404 error body, not Django's
@@ -13,6 +15,10 @@ if not SECRET_KEY:
     JWT["SIGNING_KEY"] = SECRET_KEY
 if not FIELD_ENCRYPTION_KEYS:
     FIELD_ENCRYPTION_KEYS = ["bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ="]  # embedded default only
+if not AUDIT_SIGNING_KEYS:
+    # Embedded default only: stable across restarts (derived from SECRET_KEY), so checkpoints made
+    # yesterday still verify; production refuses to start without keys of its own.
+    AUDIT_SIGNING_KEYS = [derived_key_entry(SECRET_KEY)]
 EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 if not FIELD_ENCRYPTION_KEYS:
     # Embedded default only: connector configurations stored locally are not protected by it.

@@ -5,8 +5,9 @@ from shared import conf
 from .base import *  # noqa: F401,F403
 from .base import DATABASES, env
 
-# Connector credentials and inbound webhook secrets are encrypted with these keys.
-conf.require_production(globals(), "CASE", required=("FIELD_ENCRYPTION_KEYS",))
+# Connector credentials and inbound webhook secrets are encrypted with these keys; audit
+# checkpoints are signed with keys the database never holds.
+conf.require_production(globals(), "CASE", required=("FIELD_ENCRYPTION_KEYS", "AUDIT_SIGNING_KEYS"))
 
 SESSION_COOKIE_SECURE = env.bool("CASE_SECURE_COOKIES", default=True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

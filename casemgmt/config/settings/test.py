@@ -5,12 +5,15 @@ import os
 os.environ.setdefault("CASE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/casemgmt")
 os.environ.setdefault("CASE_REDIS_URL", "redis://127.0.0.1:6379")
 
+from shared.audit.signing import derived_key_entry  # noqa: E402
+
 from .base import *  # noqa: E402,F401,F403
 from .base import env  # noqa: E402
 
 SECRET_KEY = env.str("CASE_SECRET_KEY", default="test-secret-key-not-for-production")
 JWT["SIGNING_KEY"] = SECRET_KEY  # noqa: F405
 FIELD_ENCRYPTION_KEYS = ["dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE="]
+AUDIT_SIGNING_KEYS = [derived_key_entry(SECRET_KEY, key_id="test")]
 # Overridable so a worker subprocess can send to a real local SMTP server in tests.
 EMAIL_BACKEND = env.str("CASE_EMAIL_BACKEND", default="django.core.mail.backends.locmem.EmailBackend")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; hashing is Django's

@@ -5,6 +5,7 @@ a folder per test process so that they never touch a development server's databa
 import os
 
 from shared import conf
+from shared.audit.signing import derived_key_entry
 
 from .local import *  # noqa: F401,F403
 from .local import BASE_DIR, JWT
@@ -28,6 +29,7 @@ DATABASES = {
     )
 }
 CELERY_BROKER_URL = "filesystem://"
+CELERY_BROKER_TRANSPORT = None  # base.py picks the Redis transport when CASE_REDIS_URL is set
 CELERY_BROKER_TRANSPORT_OPTIONS = conf.broker_transport_options(CELERY_BROKER_URL, VAR_DIR / "broker")
 CACHES = {
     "default": {
@@ -40,6 +42,7 @@ CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}
 SECRET_KEY = "test-secret-key-not-for-production"  # noqa: S105 - tests only
 JWT["SIGNING_KEY"] = SECRET_KEY
 FIELD_ENCRYPTION_KEYS = ["dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE="]
+AUDIT_SIGNING_KEYS = [derived_key_entry(SECRET_KEY, key_id="test")]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; hashing is Django's
 MEDIA_ROOT = VAR_DIR / "media"

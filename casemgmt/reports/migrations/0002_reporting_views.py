@@ -76,7 +76,7 @@ def role_name() -> str:
 
 def forwards(apps, schema_editor) -> None:
     if schema_editor.connection.vendor != "postgresql":
-        return  # report queries need PostgreSQL; other databases answer 503 for them
+        return  # SQLite makes its tenant views per run, on the report connection (sqlite_sandbox)
     schema_editor.execute("CREATE SCHEMA IF NOT EXISTS reporting")
     schema_editor.execute("REVOKE ALL ON SCHEMA reporting FROM PUBLIC")
     schema_editor.execute(CASES_VIEW)

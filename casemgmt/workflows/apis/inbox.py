@@ -15,12 +15,16 @@ from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.openapi import DraftOut, FullTaskOut, InboxPageOut
-from casemgmt.workflows.selectors import INBOX_SORTS, task_get, task_inbox
+from casemgmt.workflows.selectors import INBOX_STATUSES, task_get, task_inbox
 from casemgmt.workflows.services import inbox as services
 from shared.api.fields import StrictCharField
 from shared.api.openapi import TIMESTAMP_OR_DATE, UUID, one_of, page_parameters, query
 from shared.api.pagination import get_page, page_links
+from shared.api.querying import QueryChoiceField, QuerySerializer, QueryTimestampField, QueryUUIDField
 from shared.api.time import iso
+
+# `sortBy` values: the API's spellings of the selector's sort keys.
+INBOX_SORT_BY = {"dueDate": "due_date", "createdAt": "created_at", "caseType": "case_type"}
 
 
 def _task_status(row: CaseStep) -> str:
@@ -84,6 +88,23 @@ class TaskInboxApi(APIView):
     required = {"GET": ""}
     OutputSerializer = InboxPageOut
 
+    class FilterSerializer(QuerySerializer):
+        status = QueryChoiceField(
+            choices=INBOX_STATUSES, message="status must be claimed, unclaimed or completed"
+        )
+        dueBefore = QueryTimestampField(source="due_before")  # noqa: N815 (the API's spellings)
+        dueAfter = QueryTimestampField(source="due_after")  # noqa: N815
+        caseId = QueryUUIDField(source="case_id")  # noqa: N815
+        sortBy = QueryChoiceField(  # noqa: N815
+            source="sort_by",
+            choices=INBOX_SORT_BY,
+            message="sortBy must be dueDate, createdAt or caseType",
+            default="createdAt",
+        )
+
+        def validate_sortBy(self, value: str) -> str:  # noqa: N802
+            return INBOX_SORT_BY[value]
+
     @extend_schema(
         parameters=[
             *page_parameters(),
@@ -91,13 +112,15 @@ class TaskInboxApi(APIView):
             query("dueBefore", TIMESTAMP_OR_DATE),
             query("dueAfter", TIMESTAMP_OR_DATE),
             query("caseId", UUID),
-            query("sortBy", one_of(*INBOX_SORTS), "default createdAt"),
+            query("sortBy", one_of(*INBOX_SORT_BY), "default createdAt"),
         ]
     )
     def get(self, request: Request) -> Response:
         task_read_scope(user=request.user)
         page = get_page(request.query_params, default_limit=25, max_limit=100)
-        tasks = task_inbox(user=request.user, params=request.query_params)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        tasks = task_inbox(user=request.user, **filters.validated_data)
         total = tasks.count()
         rows = tasks[page.offset : page.offset + page.limit]
         next_url, _ = page_links(request, page, total)

@@ -25,6 +25,7 @@ from shared.api.errors import ValidationFailed
 from shared.api.fields import StrictCharField
 from shared.api.openapi import TEXT, one_of, page_parameters, query
 from shared.api.pagination import get_page, page_links
+from shared.api.querying import QueryChoiceField, QuerySerializer, QueryTextField
 from shared.api.time import iso
 
 
@@ -85,6 +86,13 @@ class WorkflowListCreateApi(APIView):
     class InputSerializer(DefinitionInput):
         caseTypeKey = StrictCharField(max_length=100)
 
+    class FilterSerializer(QuerySerializer):
+        caseTypeKey = QueryTextField(source="case_type_key")  # noqa: N815 (the API's spelling)
+        status = QueryChoiceField(
+            choices=(Workflow.DRAFT, Workflow.PUBLISHED, Workflow.WITHDRAWN),
+            message="status must be draft, published or withdrawn",
+        )
+
     @extend_schema(
         operation_id="workflows_list",
         parameters=[
@@ -95,7 +103,9 @@ class WorkflowListCreateApi(APIView):
     )
     def get(self, request: Request) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
-        workflows = workflow_list(tenant_id=request.user.tenant_id, params=request.query_params)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        workflows = workflow_list(tenant_id=request.user.tenant_id, **filters.validated_data)
         total = workflows.count()
         rows = workflows[page.offset : page.offset + page.limit]
         next_url, _ = page_links(request, page, total)

@@ -16,13 +16,12 @@ from casemgmt.accounts.models import User
 from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import UNUSABLE_SCHEMA_ERRORS, draft7_validator, unusable_reason
 from casemgmt.cases.models import Case
-from casemgmt.notifications.models import Notification
-from casemgmt.notifications.services import task_notify
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.tenancy import rls
 from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.engine import workflow_advance
 from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.task_events import ASSIGNED, ESCALATED, SLA_BREACHED, task_notify
 from shared.api.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from shared.api.time import now_ms
 
@@ -76,17 +75,19 @@ def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: 
     if assignee is not None:
         task_audit(row, actor, "task:assigned", {"assignedTo": str(assignee.id)})
         _announce_assignment(row)
-        task_notify(row=row, event=Notification.ASSIGNED, recipient=assignee, actor=actor)
+        task_notify(row=row, event=ASSIGNED, recipient=assignee, actor=actor)
 
 
 def locked_task(*, user: User, case_id: Any, step_id: str) -> tuple[Case, CaseStep]:
     case = (
-        Case.objects.select_for_update(of=("self",))
+        Case.objects.select_for_update(of=("self",), no_key=True)
         .filter(id=case_id, tenant_id=user.member_tenant_id)
         .first()
     )
     row = (
-        CaseStep.objects.select_for_update().filter(case=case, step_id=step_id, is_task=True).first()
+        CaseStep.objects.select_for_update(no_key=True)
+        .filter(case=case, step_id=step_id, is_task=True)
+        .first()
         if case
         else None
     )
@@ -217,7 +218,7 @@ def task_reassign(*, user: User, case_id: Any, step_id: str, assign_to: Any) -> 
         {"assignedTo": {"before": _str(before), "after": str(assignee.id)}},
     )
     _announce_assignment(row)
-    task_notify(row=row, event=Notification.ASSIGNED, recipient=assignee, actor=str(user.id))
+    task_notify(row=row, event=ASSIGNED, recipient=assignee, actor=str(user.id))
     return row
 
 
@@ -245,7 +246,7 @@ def _mark_escalated(row: CaseStep, *, actor: str, reason: str, target: User | No
     )
     if target is not None:
         _announce_assignment(row)
-        task_notify(row=row, event=Notification.ESCALATED, recipient=target, actor=actor)
+        task_notify(row=row, event=ESCALATED, recipient=target, actor=actor)
     return True
 
 
@@ -282,9 +283,7 @@ def tasks_escalate_overdue(*, now: datetime | None = None) -> int:
             if _mark_escalated(row, actor="system", reason=SLA_REASON, target=None):
                 escalated += 1
                 # The person holding the task hears that it passed its due time.
-                task_notify(
-                    row=row, event=Notification.SLA_BREACHED, recipient=row.assigned_to, actor="system"
-                )
+                task_notify(row=row, event=SLA_BREACHED, recipient=row.assigned_to, actor="system")
     return escalated
 
 
@@ -294,7 +293,7 @@ def tasks_release_for_user(*, user: User, actor: User | str | None) -> int:
     that user is active (and not the disabled one), else back to unclaimed. Returns the count."""
     actor_str = str(getattr(actor, "id", None) or actor or "system")
     count = 0
-    for row in CaseStep.objects.select_for_update().filter(
+    for row in CaseStep.objects.select_for_update(no_key=True).filter(
         assigned_to=user, is_task=True, status=CaseStep.ACTIVE
     ):
         target_id = step_definition(row.case, row.step_id).get("reassignTo")
@@ -317,6 +316,6 @@ def tasks_release_for_user(*, user: User, actor: User | str | None) -> int:
             },
         )
         _announce_assignment(row)
-        task_notify(row=row, event=Notification.ASSIGNED, recipient=target, actor=actor_str)
+        task_notify(row=row, event=ASSIGNED, recipient=target, actor=actor_str)
         count += 1
     return count

@@ -43,7 +43,7 @@ def llm_step_claim_attempt(*, step_pk: int, attempt: int) -> int | None:
     it) the run counts as lost and the next attempt number is started, so a crash that repeats is
     bounded by LLM_MAX_ATTEMPTS like any other failure."""
     row = (
-        CaseStep.objects.select_for_update()
+        CaseStep.objects.select_for_update(no_key=True)
         .filter(pk=step_pk, type="agent", status=CaseStep.ACTIVE, is_task=False)
         .first()
     )

@@ -28,8 +28,12 @@ def locked_automated_step(step_pk: int) -> tuple[Case, CaseStep] | None:
     case_id = CaseStep.objects.filter(pk=step_pk).values_list("case_id", flat=True).first()
     if case_id is None:
         return None
-    case = Case.objects.select_for_update(of=("self",)).select_related("workflow_version").get(pk=case_id)
-    row = CaseStep.objects.select_for_update().get(pk=step_pk)
+    case = (
+        Case.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("workflow_version")
+        .get(pk=case_id)
+    )
+    row = CaseStep.objects.select_for_update(no_key=True).get(pk=step_pk)
     if row.status != CaseStep.ACTIVE or row.is_task:
         return None
     return case, row

@@ -77,7 +77,7 @@ def _create(
 
 
 def _locked(workflow: Workflow) -> Workflow:
-    return Workflow.objects.select_for_update().get(pk=workflow.pk)
+    return Workflow.objects.select_for_update(no_key=True).get(pk=workflow.pk)
 
 
 @transaction.atomic
@@ -106,7 +106,7 @@ def workflow_publish(*, user: User, workflow: Workflow) -> Workflow:
     # Lock every version of this case type key, in one order: of two concurrent publishes, the
     # second waits and then unsets the first's default (one default, never a deadlock).
     versions = Workflow.objects.filter(tenant_id=workflow.tenant_id, case_type_key=workflow.case_type_key)
-    list(versions.select_for_update().order_by("pk").values_list("pk", flat=True))
+    list(versions.select_for_update(no_key=True).order_by("pk").values_list("pk", flat=True))
     workflow = _locked(workflow)
     if workflow.status != Workflow.DRAFT:
         raise InvalidState(f"Workflow is {workflow.status}; only drafts can be published.")

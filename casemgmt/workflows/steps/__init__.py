@@ -1,7 +1,9 @@
-"""Step types, keyed by `type`. Adding a type is one module in this package that defines a
-`StepType` and calls `register` (see `task.py`, `llm.py`); `load()` imports every module here, and
-nothing else in the engine names a type. Automated types finish their steps from a worker with
-`casemgmt.workflows.services.steps.step_succeed` / `step_fail` (which honour `onFailure`).
+"""Step types, keyed by `type`. Adding a type is one module that defines a `StepType` and calls
+`register` (see `task.py`, `llm.py`); `load()` imports every module here, and nothing else in the
+engine names a type. A type whose machinery lives in an app above workflows is registered from that
+app's `AppConfig.ready()` (`casemgmt.connectors.step`, `casemgmt.dags.step`). Automated types
+finish their steps from a worker with `casemgmt.workflows.services.steps.step_succeed` /
+`step_fail` (which honour `onFailure`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ from pathlib import Path
 import environ
 
 from shared import conf
+from shared.audit import signing as audit_signing
+from shared.web import clientip
 
 BASE_DIR = conf.ROOT_DIR
 env = environ.Env()
@@ -20,6 +22,15 @@ SECRET_KEY = env.str("ORCH_SECRET_KEY", default="")
 DEBUG = env.bool("ORCH_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ORCH_ALLOWED_HOSTS", default=["*"])
 CSRF_TRUSTED_ORIGINS = env.list("ORCH_CSRF_TRUSTED_ORIGINS", default=[])
+# The time a request's headers and body may take to arrive: this many seconds, plus one second for
+# every REQUEST_BODY_MIN_RATE bytes of body received (0: no allowance); later, 408. 0 turns it off.
+REQUEST_BODY_TIMEOUT_SECONDS = env.float("ORCH_REQUEST_BODY_TIMEOUT_SECONDS", default=30.0)
+REQUEST_BODY_MIN_RATE = env.int("ORCH_REQUEST_BODY_MIN_RATE", default=1024)
+# Reverse proxies whose X-Forwarded-For is believed (addresses and CIDR ranges); the client is the
+# right-most address of the chain that is not one of them (shared/web/clientip.py).
+TRUSTED_PROXIES = clientip.trusted_networks(
+    env.list("ORCH_TRUSTED_PROXIES", default=[]), setting="ORCH_TRUSTED_PROXIES"
+)
 
 INSTALLED_APPS = [
     *conf.CORE_APPS,
@@ -175,6 +186,19 @@ WEBHOOK_RETRY_BASE_SECONDS = env.float("ORCH_WEBHOOK_RETRY_BASE_SECONDS", defaul
 WEBHOOK_DISPATCH_INTERVAL_SECONDS = env.float("ORCH_WEBHOOK_DISPATCH_INTERVAL_SECONDS", default=2.0)
 WEBHOOK_DISPATCH_BATCH_SIZE = env.int("ORCH_WEBHOOK_DISPATCH_BATCH_SIZE", default=200)
 WEBHOOK_SWEEP_GRACE_SECONDS = env.float("ORCH_WEBHOOK_SWEEP_GRACE_SECONDS", default=30.0)
+# Audit checkpoints (orchestrator/audit/checkpoints.py): Ed25519 keys as `<key id>:<base64 32-byte
+# seed>`, comma-separated; the first signs, all verify (rotate by putting a new key first). Required
+# in production; the embedded default and tests derive one from SECRET_KEY. The recovery sweep signs
+# the chain's head once EVERY_EVENTS events lie past the last checkpoint or the oldest of them is
+# INTERVAL old. Witnesses: a file (one JSON line per checkpoint) and/or a URL (POST, through the
+# webhooks' outbound address guard).
+AUDIT_SIGNING_KEYS = env.list("ORCH_AUDIT_SIGNING_KEYS", default=[])
+if AUDIT_SIGNING_KEYS:
+    audit_signing.parse_keys(AUDIT_SIGNING_KEYS)  # a malformed key stops the process at start
+AUDIT_CHECKPOINT_EVERY_EVENTS = env.int("ORCH_AUDIT_CHECKPOINT_EVERY_EVENTS", default=1000)
+AUDIT_CHECKPOINT_INTERVAL_SECONDS = env.float("ORCH_AUDIT_CHECKPOINT_INTERVAL_SECONDS", default=600.0)
+AUDIT_WITNESS_FILE = env.str("ORCH_AUDIT_WITNESS_FILE", default="")
+AUDIT_WITNESS_URL = env.str("ORCH_AUDIT_WITNESS_URL", default="")
 # Time schedules. Every agent on the control queue ticks the scheduler (a thread beside its
 # heartbeat) unless ORCH_SCHEDULER_IN_AGENTS is off; `manage_orch.py run_scheduler` ticks too.
 SCHEDULER_TICK_SECONDS = env.float("ORCH_SCHEDULER_TICK_SECONDS", default=5.0)

@@ -1,7 +1,9 @@
 """Embedded default: SQLite, filesystem broker, file cache. No servers needed."""
 
+from shared.audit.signing import derived_key_entry
+
 from .base import *  # noqa: F401,F403
-from .base import FIELD_ENCRYPTION_KEYS, JWT, SECRET_KEY, VAR_DIR, env
+from .base import AUDIT_SIGNING_KEYS, FIELD_ENCRYPTION_KEYS, JWT, SECRET_KEY, VAR_DIR, env
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 # DEBUG stays off even here: unknown routes must answer our JSON 404 error body, not Django's
@@ -13,3 +15,7 @@ if not SECRET_KEY:
     JWT["SIGNING_KEY"] = JWT["SIGNING_KEY"] or SECRET_KEY
 if not FIELD_ENCRYPTION_KEYS:
     FIELD_ENCRYPTION_KEYS = ["bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ="]
+if not AUDIT_SIGNING_KEYS:
+    # Embedded default only: stable across restarts (derived from SECRET_KEY), so checkpoints made
+    # yesterday still verify; production refuses to start without keys of its own.
+    AUDIT_SIGNING_KEYS = [derived_key_entry(SECRET_KEY)]

@@ -5,8 +5,9 @@ from shared import conf
 from .base import *  # noqa: F401,F403
 from .base import DATABASES, env
 
-# Webhook secrets and headers are encrypted at rest with these keys.
-conf.require_production(globals(), "ORCH", required=("FIELD_ENCRYPTION_KEYS",))
+# Webhook secrets and headers are encrypted at rest with these keys; audit checkpoints are signed
+# with keys the database never holds.
+conf.require_production(globals(), "ORCH", required=("FIELD_ENCRYPTION_KEYS", "AUDIT_SIGNING_KEYS"))
 
 ORCH_SECURITY_ENABLED = env.bool("ORCH_SECURITY_ENABLED", default=True)
 SESSION_COOKIE_SECURE = env.bool("ORCH_SECURE_COOKIES", default=True)

@@ -5,6 +5,7 @@ process so that they never touch a development server's database or broker."""
 import os
 
 from shared import conf
+from shared.audit.signing import derived_key_entry
 
 from .local import *  # noqa: F401,F403
 from .local import BASE_DIR, JWT, env
@@ -43,6 +44,7 @@ CACHES = {
 SECRET_KEY = "test-secret-key-not-for-production"  # noqa: S105 - tests only
 JWT["SIGNING_KEY"] = SECRET_KEY
 FIELD_ENCRYPTION_KEYS = ["dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE="]
+AUDIT_SIGNING_KEYS = [derived_key_entry(SECRET_KEY, key_id="test")]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STATIC_ROOT = VAR_DIR / "static"
 DEBUG = False

@@ -6,6 +6,7 @@ import pytest
 
 from casemgmt.accounts.models import User
 from casemgmt.accounts.services import password_set_token
+from shared.web.clientip import trusted_networks
 from tests.casemgmt.conftest import PASSWORD
 from tests.support.processes import wait_for
 
@@ -146,18 +147,73 @@ def test_ip_threshold_locks_every_email_from_that_ip(client, admin_user, setting
     assert login(client, admin_user.email, PASSWORD, REMOTE_ADDR="203.0.113.10").status_code == 200
 
 
-def test_forwarded_for_is_used_only_when_trusted(client, admin_user, settings):
+def test_behind_a_trusted_proxy_the_lockout_keys_on_the_client(client, admin_user, settings):
+    """The client is the right-most untrusted hop: addresses it writes itself further left neither
+    move its failures elsewhere nor lock anyone else out; other clients of the proxy are unaffected."""
     settings.AUTH_LOCKOUT_IP_FAILURES = 2
-    settings.AUTH_TRUST_X_FORWARDED_FOR = True
-    for n in range(2):
+    settings.TRUSTED_PROXIES = trusted_networks(["10.0.0.0/8"], setting="test")
+    via_proxy = {"REMOTE_ADDR": "10.0.0.1"}
+    for n, chain in enumerate(["198.51.100.7", "203.0.113.66, 198.51.100.7, 10.0.0.2"]):
         login(
             client,
             f"p{n}-{uuid.uuid4().hex}@x.test",
             "bad-password-123",
-            HTTP_X_FORWARDED_FOR="198.51.100.7, 10.0.0.1",
+            HTTP_X_FORWARDED_FOR=chain,
+            **via_proxy,
         )
-    assert login(client, admin_user.email, PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.7").status_code == 429
-    assert login(client, admin_user.email, PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.8").status_code == 200
+    locked = login(
+        client, admin_user.email, PASSWORD, HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.7", **via_proxy
+    )
+    assert locked.status_code == 429
+    assert (
+        login(
+            client, admin_user.email, PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.8", **via_proxy
+        ).status_code
+        == 200
+    )
+    assert (
+        login(
+            client, admin_user.email, PASSWORD, HTTP_X_FORWARDED_FOR="203.0.113.66", **via_proxy
+        ).status_code
+        == 200
+    )
+
+
+def test_forwarded_for_from_an_untrusted_peer_is_ignored(client, admin_user, settings):
+    settings.AUTH_LOCKOUT_IP_FAILURES = 2
+    settings.TRUSTED_PROXIES = trusted_networks(["10.0.0.0/8"], setting="test")
+    direct = {"REMOTE_ADDR": "203.0.113.5"}
+    for n in range(2):  # a new forged address each time cannot dodge the count
+        login(
+            client,
+            f"p{n}-{uuid.uuid4().hex}@x.test",
+            "bad-password-123",
+            HTTP_X_FORWARDED_FOR=f"198.51.100.{n}",
+            **direct,
+        )
+    assert (
+        login(client, admin_user.email, PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.99", **direct).status_code
+        == 429
+    )
+    assert login(client, admin_user.email, PASSWORD, REMOTE_ADDR="203.0.113.6").status_code == 200
+
+
+def test_console_login_lockout_keys_on_the_client_behind_a_trusted_proxy(client, admin_user, settings):
+    settings.AUTH_LOCKOUT_IP_FAILURES = 2
+    settings.TRUSTED_PROXIES = trusted_networks(["10.0.0.1"], setting="test")
+    via_proxy = {"REMOTE_ADDR": "10.0.0.1"}
+    for n in range(2):
+        form = {"email": f"p{n}-{uuid.uuid4().hex}@x.test", "password": "bad-password-123"}
+        client.post("/console/login", form, HTTP_X_FORWARDED_FOR="198.51.100.7", **via_proxy)
+    form = {"email": admin_user.email, "password": PASSWORD}
+    assert (
+        client.post("/console/login", form, HTTP_X_FORWARDED_FOR="198.51.100.7", **via_proxy).status_code
+        == 429
+    )
+    assert (
+        client.post("/console/login", form, HTTP_X_FORWARDED_FOR="198.51.100.8", **via_proxy).status_code
+        == 302
+    )
 
 
 def test_lockout_ends_when_the_window_passes(client, admin_user, settings):

@@ -3,6 +3,7 @@ SSRF guard (after DNS resolution, on redirects, pinned to the checked address)."
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 
 import pytest
@@ -39,6 +40,27 @@ def test_timeout_is_transient(receiver, allow_local):
     with pytest.raises(ConnectorError) as caught:
         GuardedHttp().request("GET", f"{receiver.url}/hold", timeout=0.3)
     assert caught.value.code == "timeout" and caught.value.transient
+    assert str(caught.value) == "no answer within 0.3s"
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:  # bound, never listening: a connection to it is refused
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_refused_connection_is_reported_as_refused_not_as_a_timeout(allow_local):
+    seen = []
+    with pytest.raises(ConnectorError) as caught:
+        GuardedHttp(on_exchange=seen.append).request("GET", f"http://127.0.0.1:{closed_port()}/x")
+    assert (caught.value.code, str(caught.value)) == ("network_error", "connection refused")
+    assert caught.value.transient and seen[0]["error"] == "network_error: connection refused"
+
+
+def test_a_tls_failure_is_reported_as_one(receiver, allow_local):
+    with pytest.raises(ConnectorError) as caught:  # https:// to a plain HTTP server
+        GuardedHttp().request("GET", receiver.url.replace("http://", "https://") + "/echo")
+    assert caught.value.code == "network_error" and str(caught.value).startswith("TLS error: ")
 
 
 @pytest.mark.parametrize(
@@ -108,7 +130,7 @@ def test_connection_is_pinned_to_the_checked_address(receiver, settings, monkeyp
 
 
 def test_allow_list_by_name_and_wildcard(settings):
-    ip = guard.ipaddress.ip_address("10.0.0.1")
+    ip = ipaddress.ip_address("10.0.0.1")
     settings.CONNECTOR_ALLOWED_HOSTS = ["*.corp.test", "api.internal"]
     assert guard.host_allowed("x.corp.test", ip) and guard.host_allowed("API.internal", ip)
     assert not guard.host_allowed("corp.test.evil", ip) and not guard.host_allowed("other", ip)

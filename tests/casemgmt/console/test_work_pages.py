@@ -1,4 +1,4 @@
-"""Inbox filters, autosaved drafts and the live-update token, through Django's test client."""
+"""Inbox filters, autosaved drafts and the live-update ticket, through Django's test client."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.conf import settings
 from django.test import Client
 
 from casemgmt.accounts.authentication import authenticate_token
+from casemgmt.realtime.tickets import ticket_redeem
 from casemgmt.workflows.models import CaseStep
 from shared.api.errors import NotAuthenticated
 from tests.casemgmt.console.conftest import FORM, signed_in
@@ -84,11 +85,15 @@ def test_draft_of_a_task_someone_else_holds_is_refused(waiting_case, tenant, mak
     assert refused.status_code == 409 and b"claimed by another user" in refused.content
 
 
-def test_live_token_authenticates_the_socket_and_sign_out_revokes_it(admin_user):
+def test_live_ticket_stands_for_a_token_the_page_never_sees_and_sign_out_revokes_it(admin_user):
     client = signed_in(admin_user)
-    response = client.post("/console/live/token")
+    response = client.post("/console/live/ticket")
     assert response.status_code == 200
-    token = response.json()["token"]
+    body = response.json()
+    assert set(body) == {"ticket", "expiresAt"} and body["expiresAt"].endswith("Z")
+    token = ticket_redeem(body["ticket"])
+    assert token is not None and token not in response.content.decode()
+    assert ticket_redeem(body["ticket"]) is None  # one use
     user, claims = authenticate_token(token)
     assert user.pk == admin_user.pk
     assert claims["exp"] - claims["iat"] <= settings.JWT["LIFETIME"].total_seconds()
@@ -97,16 +102,16 @@ def test_live_token_authenticates_the_socket_and_sign_out_revokes_it(admin_user)
         authenticate_token(token)
 
 
-def test_live_token_needs_a_session_csrf_and_post():
-    anonymous = Client().post("/console/live/token")
+def test_live_ticket_needs_a_session_csrf_and_post():
+    anonymous = Client().post("/console/live/ticket")
     assert anonymous.status_code == 302 and anonymous["Location"].startswith("/console/login")
 
 
-def test_live_token_checks_csrf(admin_user):
+def test_live_ticket_checks_csrf(admin_user):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(admin_user, backend="casemgmt.accounts.backends.EmailBackend")
-    assert strict.post("/console/live/token").status_code == 403
-    assert signed_in(admin_user).get("/console/live/token").status_code == 405
+    assert strict.post("/console/live/ticket").status_code == 403
+    assert signed_in(admin_user).get("/console/live/ticket").status_code == 405
 
 
 def test_case_page_and_inbox_carry_their_live_regions(waiting_case, admin_user):
@@ -114,7 +119,7 @@ def test_case_page_and_inbox_carry_their_live_regions(waiting_case, admin_user):
     case = client.get(f"/console/cases/{waiting_case['id']}").content.decode()
     assert f'data-live="{waiting_case["id"]}"' in case and 'hx-trigger="live-refresh' in case
     assert 'data-live="any"' in client.get("/console/").content.decode()
-    assert 'id="live"' in case and "/console/live/token" in case
+    assert 'id="live"' in case and "/console/live/ticket" in case
 
 
 def test_autosave_is_offered_only_to_those_who_may_complete(waiting_case, admin_user, tenant, make_user):

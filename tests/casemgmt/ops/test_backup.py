@@ -284,3 +284,20 @@ def test_backup_never_overwrites_and_verify_form_is_strict(data, backups):
         run("backup")
     with pytest.raises(CommandError, match="unknown action"):
         run("backup", "check", str(archive))
+
+
+def test_archive_names_the_connector_keys_and_a_files_only_restore_says_so(data, backups, settings, tmp_path):
+    archive = backups / "full.tar.gz"
+    run("backup", "--output", str(archive))
+    with tarfile.open(archive) as tar:
+        metadata = json.loads(tar.extractfile("metadata.json").read())  # type: ignore[union-attr]
+        raw = b"".join(tar.extractfile(name).read() for name in tar.getnames())  # type: ignore[union-attr]
+    assert len(metadata["encryption_key_ids"]["FIELD_ENCRYPTION_KEYS"]) == 1
+    assert all(key.encode() not in raw for key in settings.FIELD_ENCRYPTION_KEYS)
+    assert "holds all 1 the backup was taken with" in run("backup", "verify", str(archive))
+
+    out = run("restore", "--input", str(archive), "--target", str(tmp_path / "files"))
+    assert "the database is NOT restored" in out and "CASE_RESTORE_DATABASE_URL" in out
+
+    settings.FIELD_ENCRYPTION_KEYS = ["b3RoZXIta2V5LW90aGVyLWtleS1vdGhlci1rZXktMzI="]
+    assert "lacks encryption keys the backup was taken with" in run("backup", "verify", str(archive))

@@ -1,9 +1,12 @@
 """The embedded configuration (SQLite, filesystem vault) backs up with SQLite's online backup API and
-restores to an identical database file; the real command line reports a damaged archive in one line,
-with a non-zero exit and no traceback. Runs `manage_case.py` as a child process, as an operator would."""
+restores to an identical database file; the real command line reports damage to any byte of an
+archive (compression header and trailer, manifest, members) in one line, with a non-zero exit and no
+traceback. Runs `manage_case.py` as a child process, as an operator would."""
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -11,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.backups import files_under
+from tests.support.backups import files_under, flip_byte, rewrite_archive
 from tests.support.processes import ROOT, child_env
 
 SEED = """
-from casemgmt.tenancy.services import tenant_create
+from casemgmt.accounts.tenants import tenant_create
 from casemgmt.accounts.models import User
 from casemgmt.vault.services import document_upload
 from casemgmt.vault.uploads import HashedUpload
@@ -95,3 +98,98 @@ def test_command_line_reports_a_damaged_archive_without_a_traceback(embedded):
     result = manage(embedded, "backup", "verify", str(archive), check=False)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr and "damaged or truncated" in result.stderr
+
+
+def edit_manifest(edit):
+    def transform(name: str, body: bytes) -> bytes:
+        return edit(body) if name == "manifest.json" else body
+
+    return transform
+
+
+def created_at_digit_changed(body: bytes) -> bytes:
+    manifest = json.loads(body)
+    stamp = manifest["created_at"]
+    manifest["created_at"] = stamp[:3] + str((int(stamp[3]) + 1) % 10) + stamp[4:]  # the year's last digit
+    return json.dumps(manifest).encode()
+
+
+def field_renamed(body: bytes) -> bytes:
+    return body.replace(b'"service"', b'"sesvice"')
+
+
+def blob_flipped(name: str, body: bytes) -> bytes:
+    return flip_byte(body) if name.startswith("blobs/") else body
+
+
+def seal_dropped(name: str, body: bytes) -> bytes | None:
+    return None if name == "seal.json" else body
+
+
+def flipped_at(offset: int):
+    def damage(raw: bytes) -> bytes:
+        return flip_byte(raw, offset % len(raw))
+
+    return damage
+
+
+GZIP_DAMAGE = {  # a byte of each class of a gzip archive -> the one-line reason
+    "header time stamp": (flipped_at(5), "the gzip header is not the one backups write"),
+    "header OS byte": (flipped_at(9), "the gzip header is not the one backups write"),
+    "trailer CRC-32": (flipped_at(-8), "the gzip trailer's CRC-32 does not match the data"),
+    "trailer ISIZE": (flipped_at(-2), r"the gzip trailer's length \(ISIZE\) does not match the data"),
+    "bytes appended": (lambda raw: raw + b"\x00junk", "bytes follow the end of the gzip stream"),
+    "compressed payload": (flipped_at(-200), "damaged or truncated"),
+}
+MEMBER_DAMAGE = {  # damage inside the tar, the container written anew -> the one-line reason
+    "manifest digit edited": (edit_manifest(created_at_digit_changed), "manifest.json does not match the SHA-256 in seal.json"),
+    "manifest field misspelled": (edit_manifest(field_renamed), "manifest.json: unknown field 'sesvice'"),
+    "blob byte flipped": (blob_flipped, "member blobs/.* does not match its SHA-256 checksum"),
+    "seal removed": (seal_dropped, "seal.json is missing"),
+}  # fmt: skip
+
+
+def refused_in_one_line(embedded, archive: Path, message: str) -> None:
+    result = manage(embedded, "backup", "verify", str(archive), "--no-progress", check=False)
+    assert result.returncode == 1, result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert re.search(message, lines[0]), lines[0]
+
+
+@pytest.fixture(scope="module")
+def sound_archive(embedded) -> Path:
+    archive = Path(embedded["HOME_DIR"]) / "sound.tar.gz"
+    manage(embedded, "backup", "--output", str(archive))
+    return archive
+
+
+@pytest.mark.parametrize("damage", sorted(GZIP_DAMAGE))
+def test_verify_refuses_damage_to_each_byte_of_the_container(embedded, sound_archive, damage):
+    change, message = GZIP_DAMAGE[damage]
+    damaged = sound_archive.with_name(f"container-{damage.replace(' ', '-')}.tar.gz")
+    damaged.write_bytes(change(sound_archive.read_bytes()))
+    refused_in_one_line(embedded, damaged, message)
+
+
+@pytest.mark.parametrize("damage", sorted(MEMBER_DAMAGE))
+def test_verify_refuses_damage_to_the_manifest_and_members(embedded, sound_archive, damage):
+    transform, message = MEMBER_DAMAGE[damage]
+    damaged = sound_archive.with_name(f"member-{damage.replace(' ', '-')}.tar.gz")
+    rewrite_archive(sound_archive, damaged, transform)
+    refused_in_one_line(embedded, damaged, message)
+    if damage == "manifest digit edited":  # restore without --verify checks the seal as well
+        target = Path(embedded["HOME_DIR"]) / "restored-edited"
+        result = manage(embedded, "restore", "--input", str(damaged), "--target", str(target), check=False)
+        assert result.returncode == 1 and "does not match the SHA-256 in seal.json" in result.stderr
+
+
+@pytest.mark.parametrize(("compression", "suffix"), [("bzip2", "tar.bz2"), ("xz", "tar.xz")])
+def test_verify_refuses_damaged_headers_and_trailers_of_bzip2_and_xz(embedded, compression, suffix):
+    archive = Path(embedded["HOME_DIR"]) / f"sound.{suffix}"
+    manage(embedded, "backup", "--output", str(archive), "--compress", compression)
+    assert "OK: backup" in manage(embedded, "backup", "verify", str(archive)).stdout
+    for name, offset in (("header", 3), ("trailer", -1), ("before-trailer", -6)):
+        damaged = archive.with_name(f"{name}.{suffix}")
+        damaged.write_bytes(flipped_at(offset)(archive.read_bytes()))
+        refused_in_one_line(embedded, damaged, "damaged|not a backup archive")

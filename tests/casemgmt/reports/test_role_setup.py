@@ -21,7 +21,7 @@ PROBE = """
 import uuid, django
 django.setup()
 from casemgmt.reports.sandbox import run_readonly
-from casemgmt.tenancy.services import tenant_create
+from casemgmt.accounts.tenants import tenant_create
 from shared.api.errors import ApplicationError
 tenant = tenant_create(name=f"T {uuid.uuid4().hex[:8]}", admin_email=f"a{uuid.uuid4().hex[:8]}@t.test",
                        admin_password="correct-horse-battery-staple-42")

@@ -93,3 +93,54 @@ def test_bearer_header_is_not_needed_nor_checked(api, doc, client):
         HTTP_AUTHORIZATION="Bearer nonsense",
     )
     assert response.status_code == 200
+
+
+# --- a link dies with its issuer's access --------------------------------------------------------
+
+
+def test_link_of_a_disabled_issuer_is_403(api, doc, owner, admin_user):
+    from casemgmt.accounts.services import principal_disable
+
+    token = token_of(doc["signedUrl"])
+    assert get_signed(api(None), doc["id"], token).status_code == 200
+    principal_disable(user=owner, actor=admin_user)
+    refused = get_signed(api(None), doc["id"], token)
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "permission_denied"
+
+
+def test_link_of_a_disabled_agent_is_403(api, doc, tenant, admin_user):
+    """An agent's API key is revoked by disabling the agent; its links go with it."""
+    from rest_framework.test import APIClient
+
+    from casemgmt.accounts.services import principal_create, principal_disable
+
+    created = principal_create(
+        tenant=tenant,
+        actor=admin_user,
+        email="bot@example.test",
+        display_name="Bot",
+        role_names=["admin"],
+        kind="agent",
+    )
+    agent_client = APIClient()
+    agent_client.credentials(HTTP_AUTHORIZATION=f"Bearer {created.api_key}")
+    url = agent_client.post(f"/vault/signed-url/{doc['id']}").json()["url"]
+    assert get_signed(api(None), doc["id"], token_of(url)).status_code == 200
+    principal_disable(user=created.user, actor=admin_user)
+    assert get_signed(api(None), doc["id"], token_of(url)).status_code == 403
+
+
+def test_link_of_an_issuer_who_lost_vault_read_is_403(api, doc, owner):
+    token = token_of(doc["signedUrl"])
+    for role in owner.roles.all():
+        role.permissions = [p for p in role.permissions if p != "vault:read"]
+        role.save(update_fields=["permissions"])
+    assert get_signed(api(None), doc["id"], token).status_code == 403
+
+
+def test_link_of_a_deleted_or_foreign_issuer_is_403(api, doc, owner, outsider):
+    moved = token_issue(document_id=doc["id"], tenant_id=owner.tenant_id, issued_by=outsider.id)
+    assert get_signed(api(None), doc["id"], moved.token).status_code == 403
+    unknown = token_issue(document_id=doc["id"], tenant_id=owner.tenant_id, issued_by="not-a-uuid")
+    assert get_signed(api(None), doc["id"], unknown.token).status_code == 403

@@ -12,9 +12,9 @@ from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.agents.models import Agent, AgentSession
 from orchestrator.agents.services import agent_heartbeat, agent_stopped, agents_sweep
 from orchestrator.events.models import Event
-from orchestrator.runs import lifecycle
-from orchestrator.runs.dispatch import Wakeup, send_now
+from orchestrator.runs import claim, finish
 from orchestrator.runs.models import TaskRun
+from orchestrator.runs.wakeups import Wakeup, send_now
 from tests.orchestrator.helpers import assert_error, put_task
 
 pytestmark = pytest.mark.django_db
@@ -72,8 +72,10 @@ def test_sweeper_recovers_running_task_runs_of_a_silent_agent(api, settings):
     run_id = api.post("/api/schedule-task", {"task_id": "held", "retries": 1}, format="json").json()["run_id"]
     tr = TaskRun.objects.get(run_id=run_id)
     agent_heartbeat(agent_id="silent@host", queues=["default"], tags=[])
-    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id="silent@host") is not None
-    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id="other@host") is None  # duplicate message
+    assert claim.task_run_claim(task_run_id=tr.id, attempt=0, agent_id="silent@host") is not None
+    assert (
+        claim.task_run_claim(task_run_id=tr.id, attempt=0, agent_id="other@host") is None
+    )  # duplicate message
     assigned = api.get("/api/agents").json()["agents"][0]["assigned_tasks"]
     assert assigned == [tr.id]
     assert agents_sweep()["task_runs_recovered"] == 0  # still fresh
@@ -84,7 +86,7 @@ def test_sweeper_recovers_running_task_runs_of_a_silent_agent(api, settings):
     tr.refresh_from_db()
     assert (tr.status, tr.attempts, tr.agent_id) == ("queued", 1, None)  # one attempt left: retried
 
-    assert lifecycle.claim(task_run_id=tr.id, attempt=1, agent_id="silent@host") is not None
+    assert claim.task_run_claim(task_run_id=tr.id, attempt=1, agent_id="silent@host") is not None
     backdate_start(tr.pk)
     assert agents_sweep()["task_runs_recovered"] == 1
     tr.refresh_from_db()
@@ -104,7 +106,7 @@ def claimed_task_run(api, task_id: str, *, agent_id: str, session: str) -> TaskR
         "run_id"
     ]
     tr = TaskRun.objects.get(run_id=run_id)
-    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id=agent_id, agent_session=session)
+    assert claim.task_run_claim(task_run_id=tr.id, attempt=0, agent_id=agent_id, agent_session=session)
     backdate_start(tr.pk)
     return tr
 
@@ -150,9 +152,9 @@ def test_a_recovery_leaves_an_attempt_claimed_since_alone(api, settings):
     """The sweeper read an old attempt; by the time it recovers, a live process claimed a new one."""
     settings.AGENT_STALE_SECONDS = 30
     tr = claimed_task_run(api, "raced", agent_id="gone@host", session="gone")
-    assert lifecycle.recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") == "queued"
-    assert lifecycle.claim(task_run_id=tr.id, attempt=1, agent_id="live@host", agent_session="live")
-    assert lifecycle.recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") is None
+    assert finish.task_run_recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") == "queued"
+    assert claim.task_run_claim(task_run_id=tr.id, attempt=1, agent_id="live@host", agent_session="live")
+    assert finish.task_run_recover(task_run_id=tr.id, attempt=1, agent_id="gone@host") is None
     tr.refresh_from_db()
     assert (tr.status, tr.attempts, tr.agent_session) == ("running", 2, "live")
 

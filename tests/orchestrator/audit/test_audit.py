@@ -168,6 +168,14 @@ def test_verify_reports_valid_then_tampering_is_refused_or_detected(api, admin):
         "status": "valid",
         "entries_checked": AuditEvent.objects.count(),
         "first_invalid": None,
+        "errors": [],
+        "checkpoints": {
+            "mode": "full",
+            "checked": 0,
+            "valid": True,
+            "verified_from": 0,
+            "first_invalid": None,
+        },
     }
     victim = last_event("dag.created")
     with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:

@@ -32,6 +32,7 @@ def test_task_put_creates_then_updates_and_get_returns_every_field(api):
         "command",
         "dependencies",
         "parameters",
+        "allowed_env",
         "queue",
         "pool",
         "version",
@@ -41,6 +42,7 @@ def test_task_put_creates_then_updates_and_get_returns_every_field(api):
     assert (
         body["parameters"] == {"X": "1", "N": "5"} and body["dependencies"] == [] and body["queue"] == "etl"
     )
+    assert body["allowed_env"] is None  # not declared
     import re
 
     assert re.match(ISO_Z, body["created_at"]) and re.match(ISO_Z, body["updated_at"])
@@ -68,6 +70,7 @@ def test_task_list_shape_filter_queue_sort_and_paging(api):
         "command",
         "dependencies",
         "parameters",
+        "allowed_env",
         "queue",
         "pool",
         "version",

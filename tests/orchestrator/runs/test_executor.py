@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.events.models import Event
-from orchestrator.runs import executor
+from orchestrator.runs import executor, transient
 from orchestrator.runs.models import Run, TaskLogLine, TaskRun
 from tests.orchestrator.helpers import put_dag, put_task
 
@@ -119,15 +119,15 @@ def test_dependents_are_queued_once_every_upstream_completed_with_their_events(a
 def test_a_claim_whose_answer_was_lost_is_found_again_by_its_session(api):
     """The claim committed but the connection dropped before its answer: the agent process that
     made it reads its attempt back; no other process can."""
-    from orchestrator.runs import lifecycle
+    from orchestrator.runs import claim
 
     put_task(api, "lost-answer", "true", queue="in-process")
     tr_id = api.post("/api/schedule-task", {"task_id": "lost-answer"}, format="json").json()["task_run_id"]
-    assert lifecycle.claim(task_run_id=tr_id, attempt=0, agent_id="a@h", agent_session="s1")
-    assert lifecycle.claim(task_run_id=tr_id, attempt=0, agent_id="a@h", agent_session="s1") is None
-    found = lifecycle.claimed_by(task_run_id=tr_id, attempt=1, agent_session="s1")
+    assert claim.task_run_claim(task_run_id=tr_id, attempt=0, agent_id="a@h", agent_session="s1")
+    assert claim.task_run_claim(task_run_id=tr_id, attempt=0, agent_id="a@h", agent_session="s1") is None
+    found = claim.task_run_claimed_by(task_run_id=tr_id, attempt=1, agent_session="s1")
     assert found is not None and (found.task_run_id, found.attempt, found.command) == (tr_id, 1, "true")
-    assert lifecycle.claimed_by(task_run_id=tr_id, attempt=1, agent_session="s2") is None
+    assert claim.task_run_claimed_by(task_run_id=tr_id, attempt=1, agent_session="s2") is None
 
 
 def test_transient_database_errors_are_waited_out_and_others_are_not(settings):
@@ -141,13 +141,13 @@ def test_transient_database_errors_are_waited_out_and_others_are_not(settings):
             raise OperationalError("server closed the connection unexpectedly")
         return "done"
 
-    assert executor.retry_transient(flaky, what="flaky") == "done" and len(calls) == 3
+    assert transient.retry_transient(flaky, what="flaky") == "done" and len(calls) == 3
 
     def always_down():
         raise OperationalError("connection refused")
 
     with pytest.raises(OperationalError):
-        executor.retry_transient(always_down, what="down", give_up_after=0.6)
+        transient.retry_transient(always_down, what="down", give_up_after=0.6)
 
     def broken():
         calls.append(1)
@@ -155,5 +155,5 @@ def test_transient_database_errors_are_waited_out_and_others_are_not(settings):
 
     calls.clear()
     with pytest.raises(IntegrityError):
-        executor.retry_transient(broken, what="broken")
+        transient.retry_transient(broken, what="broken")
     assert len(calls) == 1

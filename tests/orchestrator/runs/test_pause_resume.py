@@ -8,7 +8,7 @@ import json
 import pytest
 
 from orchestrator.events.models import Event
-from orchestrator.runs import lifecycle
+from orchestrator.runs import claim
 from orchestrator.runs.models import TaskRun
 from orchestrator.webhooks.services import events_dispatch
 from tests.orchestrator.helpers import assert_error, put_dag, put_task, run_detail, tasks_by_id, wait_run
@@ -84,13 +84,13 @@ def test_a_queued_task_run_of_a_paused_run_is_not_claimed(api):
     run_id, tr_id = scheduled["run_id"], scheduled["task_run_id"]
     assert task_status(run_id, "p_root") == "queued"
     assert post(api, f"/api/runs/{run_id}/pause")["status"] == "paused"
-    assert lifecycle.claim(task_run_id=tr_id, attempt=0, agent_id="here") is None
+    assert claim.task_run_claim(task_run_id=tr_id, attempt=0, agent_id="here") is None
     assert api.get("/api/metrics").json()["runs"]["paused"] == 1
     assert api.get("/api/runs", {"status": "paused"}).json()["runs"][0]["run_id"] == run_id
     assert task_status(run_id, "p_root") == "queued"
     # not started yet: the resumed run is pending again
     assert post(api, f"/api/runs/{run_id}/resume")["status"] == "pending"
-    execution = lifecycle.claim(task_run_id=tr_id, attempt=0, agent_id="here")
+    execution = claim.task_run_claim(task_run_id=tr_id, attempt=0, agent_id="here")
     assert execution is not None and execution.command == "echo root"
     assert run_detail(api, run_id)["status"] == "running"
 

@@ -42,7 +42,7 @@ def test_round_trip_restores_an_equal_database(definitions, tmp_path):
     assert "0 of 0 blob(s) held" in out and "Verified" in out
     assert "OK: backup" in run("backup", "verify", str(archive))
     with tarfile.open(archive) as tar:
-        assert tar.getnames() == ["manifest.json", "metadata.json", "database/postgresql.dump"]
+        assert tar.getnames() == ["manifest.json", "metadata.json", "database/postgresql.dump", "seal.json"]
     with empty_database(connection.settings_dict) as url:
         run(
             "restore",
@@ -85,3 +85,22 @@ def test_archive_names_its_encryption_keys_without_holding_them(definitions, set
     settings.FIELD_ENCRYPTION_KEYS = ["b3RoZXIta2V5LW90aGVyLWtleS1vdGhlci1rZXktMzI="]
     out = run("restore", "--input", str(archive), "--target", str(tmp_path / "restored"), "--dry-run")
     assert "lacks encryption keys the backup was taken with" in out
+    assert "the database is NOT restored" in out and "ORCH_RESTORE_DATABASE_URL" in out
+
+
+def test_verify_refuses_a_damaged_trailer_or_an_edited_manifest(definitions, tmp_path):
+    archive, edited = tmp_path / "orch.tar.gz", tmp_path / "edited.tar.gz"
+    run("backup", "--output", str(archive))
+    raw = archive.read_bytes()
+    crc = tmp_path / "crc.tar.gz"
+    crc.write_bytes(raw[:-8] + bytes([raw[-8] ^ 0xFF]) + raw[-7:])
+    with pytest.raises(CommandError, match="the gzip trailer's CRC-32 does not match the data"):
+        run("backup", "verify", str(crc))
+
+    def later(name: str, body: bytes) -> bytes:
+        return body.replace(b'"created_at": "2', b'"created_at": "3') if name == "manifest.json" else body
+
+    rewrite_archive(archive, edited, later)
+    with pytest.raises(CommandError, match="manifest.json does not match the SHA-256 in seal.json") as caught:
+        run("backup", "verify", str(edited))
+    assert "\n" not in str(caught.value)

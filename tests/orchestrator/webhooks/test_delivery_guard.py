@@ -35,6 +35,14 @@ def test_private_target_is_refused_at_delivery_time(settings):
         assert receiver.received() == []
 
 
+def test_a_closed_port_is_reported_as_a_refused_connection():
+    with socket.socket() as sock:  # bound, never listening: a connection to it is refused
+        sock.bind(("127.0.0.1", 0))
+        delivery = one_delivery(f"http://127.0.0.1:{sock.getsockname()[1]}/hook")
+        assert delivery_attempt(delivery_id=str(delivery.id)) == "pending"
+    assert delivery.attempt_rows.get().error == "connection refused"
+
+
 def test_redirects_are_not_followed():
     with Receiver(statuses=[302]) as receiver:
         delivery = one_delivery(receiver.url + "/hook")

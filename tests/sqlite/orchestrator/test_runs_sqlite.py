@@ -14,7 +14,7 @@ from django.db import connections
 from rest_framework.test import APIClient
 
 from orchestrator.events.models import Event
-from orchestrator.runs import executor, lifecycle
+from orchestrator.runs import claim, executor, finish
 from orchestrator.runs.models import Run, TaskRun
 from shared.api.time import now_ms
 from tests.orchestrator.helpers import put_dag, put_task, run_detail, tasks_by_id
@@ -69,7 +69,10 @@ def test_racing_claims_start_each_task_run_exactly_once(api):
         assert tr.status == "queued" and wakeups_sent(tr.id) == 1
         agents = [f"agent{i}@sqlite" for i in range(6)]
         results = race(
-            [lambda a=a, tr=tr: lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id=a) for a in agents]
+            [
+                lambda a=a, tr=tr: claim.task_run_claim(task_run_id=tr.id, attempt=0, agent_id=a)
+                for a in agents
+            ]
         )
         won = [r for r in results if r is not None]
         assert len(won) == 1, results
@@ -86,9 +89,9 @@ def test_a_stale_or_duplicate_message_claims_nothing(api):
     put_dag(api, "dupes", ["once"])
     run_id = schedule_dag(api, "dupes")
     tr = task_run(run_id, "once")
-    assert lifecycle.claim(task_run_id=tr.id, attempt=1, agent_id="a@x") is None  # from the future
-    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id="a@x") is not None
-    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id="b@x") is None  # redelivered
+    assert claim.task_run_claim(task_run_id=tr.id, attempt=1, agent_id="a@x") is None  # from the future
+    assert claim.task_run_claim(task_run_id=tr.id, attempt=0, agent_id="a@x") is not None
+    assert claim.task_run_claim(task_run_id=tr.id, attempt=0, agent_id="b@x") is None  # redelivered
     tr.refresh_from_db()
     assert (tr.status, tr.attempts, tr.agent_id) == ("running", 1, "a@x")
 
@@ -99,7 +102,7 @@ def test_a_task_run_of_a_cancelled_run_is_never_claimed(api):
     run_id = schedule_dag(api, "cancelled")
     assert api.post(f"/api/cancel-run/{run_id}", {}, format="json").status_code == 200
     tr = task_run(run_id, "late")
-    assert lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id="a@x") is None
+    assert claim.task_run_claim(task_run_id=tr.id, attempt=0, agent_id="a@x") is None
     tr.refresh_from_db()
     assert tr.status == "cancelled" and tr.attempts == 0 and events(run_id, "task.running") == 0
 
@@ -113,15 +116,15 @@ def test_claim_racing_cancel_either_runs_then_stops_or_never_starts(api):
         tr = task_run(run_id, f"c{i}")
         claimed, cancelled = race(
             [
-                lambda tr=tr: lifecycle.claim(task_run_id=tr.id, attempt=0, agent_id="a@x"),
+                lambda tr=tr: claim.task_run_claim(task_run_id=tr.id, attempt=0, agent_id="a@x"),
                 lambda run_id=run_id: api.post(f"/api/cancel-run/{run_id}", {}, format="json").status_code,
             ]
         )
         assert cancelled == 200
-        still_running, _ = lifecycle.still_mine(task_run_id=tr.id, attempt=1)
+        still_running, _ = claim.task_run_still_mine(task_run_id=tr.id, attempt=1)
         assert not still_running  # an agent that did claim it stops the command at its next poll
         if claimed is not None:
-            lifecycle.close_cancelled(task_run_id=tr.id, attempt=claimed.attempt)
+            claim.task_run_close_cancelled(task_run_id=tr.id, attempt=claimed.attempt)
         tr.refresh_from_db()
         assert tr.status == "cancelled", (claimed, tr.status)
         assert run_detail(api, run_id)["status"] == "cancelled"
@@ -135,12 +138,12 @@ def test_upstreams_completing_together_queue_their_dependent_once(api):
     put_dag(api, "fan-in", [*uppers, "join"])
     run_id = schedule_dag(api, "fan-in")
     executions = [
-        lifecycle.claim(task_run_id=task_run(run_id, t).id, attempt=0, agent_id="a@x") for t in uppers
+        claim.task_run_claim(task_run_id=task_run(run_id, t).id, attempt=0, agent_id="a@x") for t in uppers
     ]
     assert all(executions)
     results = race(
         [
-            lambda e=e: lifecycle.finish(
+            lambda e=e: finish.task_run_finish(
                 task_run_id=e.task_run_id, attempt=e.attempt, ok=True, exit_code=0, run_id=run_id, execution=e
             )
             for e in executions
@@ -166,12 +169,12 @@ def test_last_completions_racing_complete_the_run_once(api):
     put_dag(api, "leaves", leaves)
     run_id = schedule_dag(api, "leaves")
     executions = [
-        lifecycle.claim(task_run_id=task_run(run_id, t).id, attempt=0, agent_id="a@x") for t in leaves
+        claim.task_run_claim(task_run_id=task_run(run_id, t).id, attempt=0, agent_id="a@x") for t in leaves
     ]
     assert all(e is not None and not e.has_dependents for e in executions)
     race(
         [
-            lambda e=e: lifecycle.finish(
+            lambda e=e: finish.task_run_finish(
                 task_run_id=e.task_run_id, attempt=e.attempt, ok=True, exit_code=0, run_id=run_id, execution=e
             )
             for e in executions
@@ -274,11 +277,11 @@ def test_priorities_and_pools_order_the_claims_on_sqlite(api):
     assert api.put("/api/pools/sq-pool", {"slots": 1}, format="json").status_code == 201
     put_task(api, "pooled-sq", "echo pooled", pool="sq-pool")
     a, b = (api.post("/api/schedule-task", {"task_id": "pooled-sq"}, format="json").json() for _ in range(2))
-    held = lifecycle.claim_row(
+    held = claim.task_run_claim_row(
         task_run_id=a["task_run_id"], attempt=0, agent_id="h@x", agent_session="", guarded=False
     )
     assert held is not None  # the slot is taken by a claim that has not finished
     assert executor.execute(task_run_id=b["task_run_id"], attempt=0, agent_id="a@x") is None  # pool full
     assert task_run(b["run_id"], "pooled-sq").status == "queued"
-    lifecycle.finish(task_run_id=a["task_run_id"], attempt=1, ok=True, exit_code=0)
+    finish.task_run_finish(task_run_id=a["task_run_id"], attempt=1, ok=True, exit_code=0)
     assert executor.execute(task_run_id=b["task_run_id"], attempt=0, agent_id="a@x") == "completed"

@@ -4,11 +4,13 @@
   "use strict";
 
   // --- live updates ----------------------------------------------------------------------------
-  // While a signed-in page is open, one socket to /ws (token from the console, since the socket
-  // authenticates with a JWT, never the session cookie). Each message names a case; every element
+  // While a signed-in page is open, one socket to /ws, opened with a one-use ticket from the
+  // console (the socket never authenticates with the session cookie, and no token goes in its URL:
+  // URLs end up in proxy logs). A ticket opens one socket only, so every reconnect asks for a new
+  // one. Each message names a case; every element
   // marked data-live="<case id>" (or "any") gets a live-refresh event and reloads itself (hx-get).
   var socket = null;
-  var connecting = false;  // a token request is under way: one socket per window, not one per event
+  var connecting = false;  // a ticket request is under way: one socket per window, not one per event
   var retryMs = 1000;
   var retryTimer = null;
 
@@ -41,9 +43,9 @@
     if (refreshed) announce("Updated: " + message.type.replace(":", " ") + " at " + new Date().toLocaleTimeString());
   }
 
-  function open(token) {
+  function open(ticket) {
     var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + location.host + "/ws?token=" + encodeURIComponent(token));
+    socket = new WebSocket(scheme + location.host + "/ws?ticket=" + encodeURIComponent(ticket));
     socket.onopen = function () { retryMs = 1000; document.documentElement.dataset.live = "open"; };
     socket.onmessage = function (event) {
       try { dispatch(JSON.parse(event.data)); } catch (e) { /* not JSON: ignore */ }
@@ -59,14 +61,14 @@
     var config = liveConfig();
     if (!config || socket || connecting) return;
     connecting = true;
-    fetch(config.dataset.tokenUrl, {
+    fetch(config.dataset.ticketUrl, {
       method: "POST",
       credentials: "same-origin",
       headers: { "X-CSRFToken": config.dataset.csrf, "Accept": "application/json" },
-      redirect: "error"  // signed out meanwhile: the login redirect is not a token
+      redirect: "error"  // signed out meanwhile: the login redirect is not a ticket
     })
       .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
-      .then(function (body) { connecting = false; open(body.token); })
+      .then(function (body) { connecting = false; open(body.ticket); })
       .catch(function () { connecting = false; scheduleRetry(); });
   }
 

@@ -4,16 +4,15 @@ runs the sweeper when no other process did within SWEEP_INTERVAL_SECONDS (no bea
 
 Agents ride out broker outages: the worker reconnects for as long as the broker stays away, running
 commands go on meanwhile, and should the worker still stop on an error of its own (not on a shutdown
-that was asked for), the agent starts itself again in the same process slot."""
+that was asked for), the agent starts itself again in the same process slot (shared.worker); the
+new process is a new session, so attempts the failed worker still held are recovered by the sweeper
+once that session goes silent."""
 
-import logging
 import os
 import socket
-import sys
-import time
 import uuid
 
-from celery.signals import worker_shutdown, worker_shutting_down
+from celery.signals import worker_shutdown
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
@@ -21,31 +20,7 @@ from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.agents.sweeper import Sweeper
 from orchestrator.config.celery import app
 from orchestrator.schedules.loop import SchedulerLoop
-
-logger = logging.getLogger(__name__)
-
-
-def agent_celery_options(transport_options: dict) -> dict:
-    """Celery settings of the agent's worker, for broker outages.
-
-    - Reconnect forever (Celery gives up, and the worker exits, after 100 tries by default).
-    - Commands already running keep running when the connection drops; their results go to the
-      database, and a message Redis delivers again is dropped by the conditional claim.
-    - Socket timeouts and health checks, so a broker that stops answering (rather than refusing
-      connections) is noticed instead of blocking the worker for good.
-    """
-    return {
-        "broker_connection_retry": True,
-        "broker_connection_max_retries": None,
-        "worker_cancel_long_running_tasks_on_connection_loss": False,
-        "broker_transport_options": {
-            "socket_timeout": 15,
-            "socket_connect_timeout": 5,
-            "socket_keepalive": True,
-            "health_check_interval": 10,
-            **transport_options,
-        },
-    }
+from shared.worker import broker_outage_options, run_supervised
 
 
 class Command(BaseCommand):
@@ -85,13 +60,10 @@ class Command(BaseCommand):
         if options["beat"]:
             settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
             argv += ["-B", "-s", str(settings.VAR_DIR / "beat-schedule")]
-        app.conf.update(agent_celery_options(dict(app.conf.broker_transport_options or {})))
+        app.conf.update(broker_outage_options(dict(app.conf.broker_transport_options or {})))
         heartbeat = Heartbeat(
             agent_id=nodename, session_id=session_id, queues=queues, tags=parse_tags(options["tags"])
         )
-        asked, exit_codes = [], []
-        worker_shutting_down.connect(lambda **kwargs: asked.append(kwargs.get("sig")), weak=False)
-        worker_shutdown.connect(lambda sender=None, **kw: exit_codes.append(sender.exitcode), weak=False)
         worker_shutdown.connect(heartbeat.shutdown, weak=False)
         heartbeat.start()
         # Every agent on the control queue also ticks the time schedules, so schedules fire for as
@@ -104,23 +76,4 @@ class Command(BaseCommand):
             sweeper = Sweeper(agent_id=nodename)
             worker_shutdown.connect(sweeper.shutdown, weak=False)
             sweeper.start()
-        started = time.monotonic()
-        app.worker_main(argv)
-        code = exit_codes[-1] if exit_codes else None
-        # A worker that failed soon after starting is failing to start (bad settings): it exits
-        # rather than restarting in a loop.
-        ran_long_enough = time.monotonic() - started >= settings.AGENT_RESTART_MIN_UPTIME_SECONDS
-        if code and not asked and ran_long_enough:
-            restart_agent(code)
-        if code:
-            raise SystemExit(code)
-
-
-def restart_agent(code) -> None:
-    """Replaces this process with a fresh agent (a new session: attempts the failed worker still
-    held are recovered by the sweeper once its session goes silent)."""
-    logger.error("Agent worker stopped on its own (exit code %s); starting the agent again", code)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    time.sleep(1)  # no tight loop should the new start fail at once the same way
-    os.execv(sys.executable, [sys.executable, *sys.argv])
+        run_supervised(app, argv, label="agent", min_uptime_seconds=settings.AGENT_RESTART_MIN_UPTIME_SECONDS)

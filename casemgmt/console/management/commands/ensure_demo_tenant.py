@@ -8,9 +8,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from casemgmt.accounts.models import User
+from casemgmt.accounts.tenants import tenant_create
 from casemgmt.console.demo import demo_work_seed
 from casemgmt.tenancy.models import Tenant
-from casemgmt.tenancy.services import tenant_create
 
 EMAIL = "admin@demo.local"
 

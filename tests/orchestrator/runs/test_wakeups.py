@@ -1,5 +1,6 @@
-"""Wake-ups as sent by `runs.dispatch` (Celery's message builder and publisher called directly)
-against those `apply_async` sends, read back from the real broker."""
+"""Wake-ups as sent by `runs.wakeups` (by task name: Celery's message builder and publisher called
+directly, or `send_task` for a delayed one) against those `apply_async` sends, read back from the
+real broker."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import uuid
 
 import pytest
 
-from orchestrator.runs.dispatch import Wakeup, send_now
 from orchestrator.runs.tasks import execute_task_run
+from orchestrator.runs.wakeups import Wakeup, send_now
 
 # What differs by nature between two messages: their ids, and the broker's own delivery fields.
 PER_MESSAGE = {"id", "root_id", "correlation_id", "delivery_tag"}
@@ -39,7 +40,7 @@ def shape(message) -> dict:
 
 
 def test_wakeups_are_the_messages_apply_async_sends():
-    queue = f"dispatch-probe-{uuid.uuid4().hex[:8]}"
+    queue = f"wakeup-probe-{uuid.uuid4().hex[:8]}"
     send_now([Wakeup("tr_a", queue, 0), Wakeup("tr_b", queue, 2)])
     execute_task_run.apply_async(args=["tr_a", 0], queue=queue)
     execute_task_run.apply_async(args=["tr_b", 2], queue=queue)
@@ -50,8 +51,17 @@ def test_wakeups_are_the_messages_apply_async_sends():
 
 
 def test_a_delayed_wakeup_carries_its_eta():
-    queue = f"dispatch-probe-{uuid.uuid4().hex[:8]}"
+    queue = f"wakeup-probe-{uuid.uuid4().hex[:8]}"
     send_now([Wakeup("tr_now", queue, 0), Wakeup("tr_later", queue, 1, countdown=0.5)])
     first, second = take_all(queue, 2)
     eta = {m.decode()[0][0]: m.headers["eta"] for m in (first, second)}
     assert eta["tr_now"] is None and eta["tr_later"] is not None
+
+
+def test_a_delayed_wakeup_is_the_message_apply_async_sends():
+    queue = f"wakeup-probe-{uuid.uuid4().hex[:8]}"
+    send_now([Wakeup("tr_later", queue, 1, countdown=0.5)])
+    execute_task_run.apply_async(args=["tr_later", 1], queue=queue, countdown=0.5)
+    ours, celery = (shape(m) for m in take_all(queue, 2))
+    assert ours["headers"].pop("eta") is not None and celery["headers"].pop("eta") is not None
+    assert ours == celery

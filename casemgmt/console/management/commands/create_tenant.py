@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from casemgmt.tenancy.services import tenant_create
+from casemgmt.accounts.tenants import tenant_create
 from shared.api.errors import ApplicationError
 
 

@@ -1,0 +1,308 @@
+"""A task run's completion: running -> completed, its dependents that became ready queued and woken,
+its run completed when nothing is left unfinished.
+
+Four paths, one outcome. On PostgreSQL, with what the agent knows of the attempt (its
+`Execution`): a task run nothing waits for completes in one statement (`_complete_leaf`); one whose
+dependents wait for it alone completes and queues them in one statement
+(`_complete_single_upstream`); a fan-in takes the locks first and reads the other upstreams after
+them (`_complete_with_dependents`). Elsewhere (SQLite, or no `Execution`): `_complete_any`.
+
+Completions do not lock the run row, so they proceed in parallel; they lock only task run rows, in
+primary-key order, the order cancel and fail use for task run rows. Fan-in safety comes from
+locking the dependent's row. Every step is conditional on (status, attempt), so a duplicate or late
+outcome changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from types import SimpleNamespace
+
+from django.db import connection, transaction
+from django.db.models import Q
+
+from orchestrator.events.services import (
+    dispatched_at_sql,
+    event_emit_task_run,
+    event_emit_task_runs,
+    task_run_event_data,
+)
+from orchestrator.runs.claim import Execution
+from orchestrator.runs.models import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    PAUSED,
+    PENDING,
+    QUEUED,
+    RUNNING,
+    Run,
+    TaskRun,
+)  # fmt: skip
+from orchestrator.runs.state import run_complete_if_done, task_runs_set_status
+from orchestrator.runs.wakeups import Wakeup, send_on_commit
+from shared.api.time import now_ms
+from shared.bulkinsert import among
+from shared.prepared import prepared_cursor
+
+
+def task_run_complete(
+    *, task_run_id: str, attempt: int, run_id: str, execution: Execution | None = None
+) -> str | None:
+    """running -> completed, its ready dependents queued, its run completed when it was the last.
+    `execution` (what the agent knows of the attempt) lets PostgreSQL take the shortest path.
+    Returns `completed`, or None when this attempt no longer owns the task run."""
+    if execution is not None and not execution.has_dependents and connection.vendor == "postgresql":
+        leaf = _complete_leaf(execution)
+        if leaf.done and leaf.run_may_be_done:
+            run_complete_if_done(run_id)
+        return COMPLETED if leaf.done else None
+    if execution is not None and connection.vendor == "postgresql":
+        outcome = _complete_single_upstream(execution)
+        done, dispatched = outcome if outcome is not None else _complete_with_dependents(execution)
+    else:
+        done, dispatched = _complete_any(task_run_id, attempt, run_id, execution)
+    if done and not dispatched:
+        run_complete_if_done(run_id)
+    return COMPLETED if done else None
+
+
+# The completion of a task run nothing waits for, its event, and whether the run may be done, in
+# one statement (atomic on its own). The probe reads the statement's snapshot, taken before this
+# completion: when another task run is pending or queued, its own completion comes later and looks
+# again (seeing this one committed), and when one failed or was cancelled the run cannot complete;
+# either way there is nothing to check. Otherwise the others, if any, are running and may be
+# completing at this very moment, each seeing the rest still running in its own snapshot: the run's
+# completion is then checked after the commit, where every committed completion shows
+# (`run_complete_if_done`). A pending or queued task run that is claimed, run and completed entirely
+# while this statement is under way is the one case missed: the recovery sweep completes that run.
+LEAF_COMPLETE_SQL = f"""
+WITH done AS (
+    UPDATE orch_runs_taskrun SET status = 'completed', end_time = %(now)s, exit_code = 0
+     WHERE id = %(id)s AND status = 'running' AND attempts = %(attempt)s
+    RETURNING id
+), event AS (
+    INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
+    SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb, {dispatched_at_sql("'task.completed'", "%(now)s")} FROM done
+)
+SELECT EXISTS (SELECT 1 FROM done),
+       EXISTS (SELECT 1 FROM orch_runs_taskrun
+                WHERE run_id = %(run)s AND status IN ({", ".join(f"'{s}'" for s in (PENDING, QUEUED, FAILED, CANCELLED))}))
+"""
+
+
+@dataclass(frozen=True)
+class LeafCompletion:
+    done: bool  # this attempt completed the task run (False: it no longer owned it)
+    run_may_be_done: bool  # the run's completion is worth checking after the commit
+
+
+def _complete_leaf(execution: Execution, now: datetime | None = None) -> LeafCompletion:
+    """A task run nothing waits for: its completion and its event are one statement (atomic on
+    its own), with no dependents to lock or queue."""
+    now = now or now_ms()
+    tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
+                         start_time=execution.start_time, end_time=now)  # fmt: skip
+    data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
+    params = {
+        "now": now,
+        "id": execution.task_run_id,
+        "attempt": execution.attempt,
+        "run": execution.run_id,
+        "dag": execution.dag_id or "",
+        "task": execution.task_id,
+        "data": json.dumps(data),
+    }
+    with prepared_cursor() as cursor:
+        cursor.execute(LEAF_COMPLETE_SQL, params)
+        done, waiting = cursor.fetchone()
+    return LeafCompletion(done=done, run_may_be_done=done and not waiting)
+
+
+# The completion of a task run whose pending dependents wait for it alone (a chain's links, a
+# fan-out's root): one statement, atomic on its own, locks the task run and those dependents in
+# primary-key order (as everywhere), completes it, queues them and inserts the events. Nothing else
+# needs reading: a dependent with this one upstream is ready once it completed. When a dependent
+# also waits for another task run (fan-in), the statement changes nothing and says so: the other
+# upstream's state must then be read after the locks, in a snapshot of its own (the statement's
+# snapshot predates them), which `_complete_with_dependents` does.
+SINGLE_UPSTREAM_COMPLETE_SQL = f"""
+WITH locked AS MATERIALIZED (
+    SELECT t.id, t.upstream
+      FROM orch_runs_taskrun t
+     WHERE t.id = %(id)s
+        OR (t.run_id = %(run)s AND t.status = 'pending' AND t.upstream @> %(id_list)s::jsonb)
+     ORDER BY t.id
+       FOR UPDATE
+), checked AS (
+    SELECT count(*) FILTER (WHERE l.id <> %(id)s AND jsonb_array_length(l.upstream) > 1) AS fan_in
+      FROM locked l
+), done AS (
+    UPDATE orch_runs_taskrun t SET status = 'completed', end_time = %(now)s, exit_code = 0
+      FROM checked c
+     WHERE t.id = %(id)s AND t.status = 'running' AND t.attempts = %(attempt)s AND c.fan_in = 0
+    RETURNING t.id
+), ready AS (
+    UPDATE orch_runs_taskrun t SET status = 'queued', queued_at = %(now)s, dispatched_at = %(now)s
+      FROM locked l
+     WHERE t.id = l.id AND l.id <> %(id)s AND t.status = 'pending'
+       AND EXISTS (SELECT 1 FROM done)
+       -- dependents of a paused run stay pending until it is resumed (a pause committing meanwhile
+       -- is caught by the claim, which starts nothing of a paused run)
+       AND NOT EXISTS (SELECT 1 FROM orch_runs_run r WHERE r.run_id = %(run)s AND r.status = 'paused')
+    RETURNING t.id, t.task_id, t.queue, t.attempts
+), events AS (
+    INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
+    SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb,
+           {dispatched_at_sql("'task.completed'", "%(now)s::timestamptz")} FROM done
+    UNION ALL
+    SELECT 'task.queued', %(now)s, %(run)s, %(dag)s, r.task_id,
+           jsonb_build_object('run_id', %(run)s::text, 'dag_id', %(dag_or_null)s::text, 'task_id', r.task_id,
+                              'task_run_id', r.id, 'status', 'queued', 'start_time', NULL,
+                              'end_time', NULL, 'duration_seconds', NULL),
+           {dispatched_at_sql("'task.queued'", "%(now)s::timestamptz")}
+      FROM ready r
+)
+SELECT c.fan_in, (SELECT count(*) FROM done),
+       (SELECT coalesce(jsonb_agg(jsonb_build_array(r.id, r.queue, r.attempts) ORDER BY r.id), '[]')
+          FROM ready r)
+  FROM checked c
+"""
+
+
+def _complete_single_upstream(execution: Execution) -> tuple[bool, bool] | None:
+    """(completed, dependents queued), or None when a dependent also waits for another task run."""
+    now = now_ms()
+    tr = SimpleNamespace(id=execution.task_run_id, task_id=execution.task_id, status=COMPLETED,
+                         start_time=execution.start_time, end_time=now)  # fmt: skip
+    data = task_run_event_data(tr, SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id))
+    params = {
+        "id": execution.task_run_id,
+        "id_list": json.dumps([execution.task_run_id]),
+        "run": execution.run_id,
+        "attempt": execution.attempt,
+        "now": now,
+        "dag": execution.dag_id or "",
+        "dag_or_null": execution.dag_id,
+        "task": execution.task_id,
+        "data": json.dumps(data),
+    }
+    with prepared_cursor() as cursor:
+        cursor.execute(SINGLE_UPSTREAM_COMPLETE_SQL, params)
+        fan_in, done, ready = cursor.fetchone()
+    if fan_in:
+        return None
+    ready = json.loads(ready) if isinstance(ready, str) else ready
+    wakeups = [Wakeup(pk, queue, attempts) for pk, queue, attempts in ready]
+    send_on_commit(wakeups)  # the statement was its own transaction: sent at once
+    return bool(done), bool(wakeups)
+
+
+@transaction.atomic
+def _complete_with_dependents(execution: Execution) -> tuple[bool, bool]:
+    """`_complete_any` on PostgreSQL for the agent's hot path, in fewer round trips: one
+    statement finds and locks the task run and its pending dependents (primary-key order, as
+    everywhere), one completes it with its event, and the ready dependents are queued with one
+    UPDATE and one events insert. Fan-in is as safe as there: the dependents are locked first, and
+    the other upstream task runs' states are read after the lock, in a fresh snapshot."""
+    finished_id = execution.task_run_id
+    rows = list(
+        TaskRun.objects.select_for_update(of=("self",))
+        .filter(
+            Q(pk=finished_id) | Q(run_id=execution.run_id, status=PENDING, upstream__contains=[finished_id])
+        )
+        .order_by("pk")
+        .values_list("pk", "status", "upstream", "task_id", "queue", "attempts", "run__status")
+    )
+    now = now_ms()
+    if not _complete_leaf(execution, now).done:
+        return False, False
+    run = SimpleNamespace(run_id=execution.run_id, dag_id=execution.dag_id)
+    candidates = [
+        SimpleNamespace(
+            id=pk,
+            upstream=upstream,
+            task_id=task_id,
+            queue=queue,
+            attempts=attempts,
+            status=QUEUED,
+            start_time=None,
+            end_time=None,
+        )
+        for pk, status, upstream, task_id, queue, attempts, run_status in rows
+        if pk != finished_id and status == PENDING and run_status != PAUSED
+    ]
+    needed = {u for tr in candidates for u in tr.upstream} - {finished_id}
+    done = set(TaskRun.objects.filter(pk__in=among(needed), status=COMPLETED).values_list("pk", flat=True))
+    done.add(finished_id)
+    ready = [tr for tr in candidates if all(u in done for u in tr.upstream)]
+    if ready:
+        TaskRun.objects.filter(pk__in=[tr.id for tr in ready], status=PENDING).update(
+            status=QUEUED, queued_at=now, dispatched_at=now
+        )
+        event_emit_task_runs(ready, run)
+    wakeups = [Wakeup(tr.id, tr.queue, tr.attempts) for tr in ready]
+    send_on_commit(wakeups)
+    return True, bool(wakeups)
+
+
+def _dependents_of(run_id: str, finished_id: str) -> list[str]:
+    pending = TaskRun.objects.filter(run_id=run_id, status=PENDING)
+    if connection.vendor == "postgresql":
+        return list(pending.filter(upstream__contains=[finished_id]).values_list("pk", flat=True))
+    return [pk for pk, up in pending.values_list("pk", "upstream") if finished_id in up]
+
+
+@transaction.atomic
+def _complete_any(
+    task_run_id: str, attempt: int, run_id: str, execution: Execution | None
+) -> tuple[bool, bool]:
+    """Completions do not lock the run row, so they proceed in parallel. The task run and its
+    pending dependents are locked together in primary-key order, the order cancel and fail use
+    for task run rows, so none of them can deadlock; a cancelled or failed run has no pending
+    task runs left, so nothing is queued for it (the `status = pending` conditions decide)."""
+    leaf = execution is not None and not execution.has_dependents
+    candidates = [] if leaf else _dependents_of(run_id, task_run_id)
+    if candidates:
+        list(
+            TaskRun.objects.select_for_update()
+            .filter(pk__in=[task_run_id, *candidates])
+            .order_by("pk")
+            .values_list("pk")
+        )
+    now = now_ms()
+    if not TaskRun.objects.filter(pk=task_run_id, status=RUNNING, attempts=attempt).update(
+        status=COMPLETED, end_time=now, exit_code=0
+    ):
+        return False, False
+    run: Run | SimpleNamespace
+    tr: TaskRun | SimpleNamespace
+    if execution is not None:  # what the agent already knows: no re-read on the hot path
+        run = SimpleNamespace(run_id=run_id, dag_id=execution.dag_id)
+        tr = SimpleNamespace(id=task_run_id, task_id=execution.task_id, status=COMPLETED,
+                             start_time=execution.start_time, end_time=now)  # fmt: skip
+    else:
+        run = Run.objects.get(pk=run_id)
+        tr = TaskRun.objects.get(pk=task_run_id)
+    event_emit_task_run(tr, run)
+    wakeups = _queue_ready_dependents(run, candidates) if candidates else []
+    send_on_commit(wakeups)
+    return True, bool(wakeups)
+
+
+def _queue_ready_dependents(run: Run | SimpleNamespace, candidates: list[str]) -> list[Wakeup]:
+    """Fan-in: the dependents are already locked, so of two upstream task runs completing at once
+    the later one to take the locks sees the other's committed completion: the dependent is queued
+    exactly once, never missed. Dependents of a paused run stay pending until it is resumed (a
+    pause committing meanwhile is caught by the claim, which starts nothing of a paused run)."""
+    locked = list(
+        TaskRun.objects.filter(pk__in=candidates, status=PENDING).exclude(run__status=PAUSED).order_by("pk")
+    )
+    needed = {u for tr in locked for u in tr.upstream}
+    done = set(TaskRun.objects.filter(pk__in=needed, status=COMPLETED).values_list("pk", flat=True))
+    ready = [tr for tr in locked if set(tr.upstream) <= done]
+    now = now_ms()
+    queued = task_runs_set_status(ready, run, QUEUED, queued_at=now, dispatched_at=now)
+    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in queued]

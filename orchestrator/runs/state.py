@@ -1,0 +1,228 @@
+"""Run status, and the admission of runs a DAG's `max_active_runs` holds back.
+
+Every transition is a conditional UPDATE (`WHERE status = ...`), so a duplicate or late Celery
+message can never run a task twice or bring a cancelled one back. Run-level changes (start, fail,
+cancel, complete) lock the run row first, then task run rows in primary-key order; completions lock
+only task run rows, in the same order. One order everywhere rules out deadlocks; fan-in safety
+comes from locking the dependent's row (runs.completion).
+
+A DAG's `max_active_runs`: further runs wait `pending`, admitted when an active one ends. No
+counter is kept: the active runs are counted under the DAG's row lock, so every end state frees its
+place simply by leaving the open states; nothing can be left over to release. Admission takes the
+DAG's lock before the run's (DAG before run, everywhere).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
+
+from django.db import transaction
+
+from orchestrator.definitions.models import Dag
+from orchestrator.events.services import event_emit_run, event_emit_task_run, event_emit_task_runs
+from orchestrator.runs.models import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    OPEN,
+    PENDING,
+    QUEUED,
+    RUNNING,
+    TERMINAL,
+    Run,
+    TaskRun,
+)  # fmt: skip
+from orchestrator.runs.wakeups import Wakeup, send_on_commit
+from shared.api.time import now_ms
+from shared.bulkinsert import among
+from shared.prepared import prepared_cursor
+
+
+def run_lock(run_id: str) -> Run:
+    return Run.objects.select_for_update().get(pk=run_id)
+
+
+def task_runs_set_status(
+    task_runs: list[TaskRun], run: Run | SimpleNamespace, status: str, **fields: Any
+) -> list[TaskRun]:
+    """Moves the given task runs (still in their current status) to `status`; emits one event each."""
+    changed = []
+    for tr in task_runs:
+        n = TaskRun.objects.filter(pk=tr.pk, status=tr.status).update(status=status, **fields)
+        if n:
+            tr.status = status
+            for name, value in fields.items():
+                setattr(tr, name, value)
+            event_emit_task_run(tr, run)
+            changed.append(tr)
+    return changed
+
+
+def run_queue_ready(run: Run) -> list[Wakeup]:
+    """Queues the pending task runs whose upstream all completed (a run's roots, and after a rerun
+    those whose upstream was carried over). Caller holds the run lock, so no other transaction can
+    move these pending rows meanwhile: one UPDATE and one events insert serve a large DAG. A paused
+    run queues nothing, nor does one its DAG's max_active_runs holds back."""
+    if run.status not in (PENDING, RUNNING) or run.waiting:
+        return []
+    # Only the columns the decision and the events need: a large DAG has thousands pending.
+    pending = [
+        SimpleNamespace(
+            id=pk,
+            task_id=task_id,
+            queue=queue,
+            attempts=attempts,
+            upstream=upstream,
+            start_time=None,
+            end_time=None,
+        )
+        for pk, task_id, queue, attempts, upstream in TaskRun.objects.filter(run=run, status=PENDING)
+        .order_by("pk")
+        .values_list("id", "task_id", "queue", "attempts", "upstream")
+    ]
+    pending_ids = {tr.id for tr in pending}
+    # an upstream still pending is not completed: only the others need a look
+    needed = {u for tr in pending for u in tr.upstream} - pending_ids
+    done = set(TaskRun.objects.filter(pk__in=among(needed), status=COMPLETED).values_list("pk", flat=True))
+    ready = [tr for tr in pending if all(u in done for u in tr.upstream)]
+    if not ready:
+        return []
+    now = now_ms()
+    rows = TaskRun.objects.filter(run=run, status=PENDING)
+    if len(ready) < len(pending):  # (all of them, as in a flat DAG: no list of ids to send)
+        rows = rows.filter(pk__in=among(tr.id for tr in ready))
+    rows.update(status=QUEUED, queued_at=now, dispatched_at=now)
+    for tr in ready:
+        tr.status = QUEUED
+    event_emit_task_runs(ready, run)
+    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in ready]
+
+
+@transaction.atomic
+def run_start(*, run_id: str) -> None:
+    """Queues a freshly scheduled run's roots (a second transaction, so that scheduling itself
+    yields `pending` everywhere, as a freshly scheduled run must read)."""
+    run = run_lock(run_id)
+    send_on_commit(run_queue_ready(run))
+
+
+@transaction.atomic
+def run_mark_running(run_id: str) -> None:
+    # a run is pending until its first task run starts executing
+    if Run.objects.filter(pk=run_id, status=PENDING).update(status=RUNNING):
+        event_emit_run(Run.objects.get(pk=run_id))
+
+
+# Every status but completed, named: the (run, status) index then probes each one directly, where
+# `status <> 'completed'` walks all of the run's completed task runs (and their dead versions)
+# first, once per completion: quadratic in the run's size.
+NOT_COMPLETED = tuple(status for status, _ in TaskRun.STATUSES if status != COMPLETED)
+
+
+UNFINISHED_SQL = f"""
+SELECT EXISTS (SELECT 1 FROM orch_runs_taskrun
+                WHERE run_id = %s AND status IN ({", ".join(f"'{status}'" for status in NOT_COMPLETED)}))
+"""
+
+
+def _has_unfinished(run_id: str) -> bool:
+    """Asked after every completion that queued nothing: a prepared statement, not a query built."""
+    with prepared_cursor() as cursor:
+        cursor.execute(UNFINISHED_SQL, [run_id])
+        return bool(cursor.fetchone()[0])
+
+
+def run_complete_if_done(run_id: str) -> bool:
+    """After a completion commits: the run completes when no task run is left unfinished. Checked
+    outside the completing transaction (two last completions at once both see the other committed
+    here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it."""
+    if _has_unfinished(run_id):
+        return False
+    with transaction.atomic():
+        run = run_lock(run_id)
+        if run.status not in (PENDING, RUNNING):
+            return False
+        if _has_unfinished(run_id):
+            return False
+        now = now_ms()
+        Run.objects.filter(pk=run.pk).update(status=COMPLETED, end_time=now)
+        run.status, run.end_time = COMPLETED, now
+        event_emit_run(run)
+        _run_ended(run)
+    return True
+
+
+def _run_ended(run: Run) -> None:
+    """A run of a DAG that ended may make room for a run its max_active_runs holds back."""
+    if run.dag_id:
+        dag_id = run.dag_id
+        transaction.on_commit(lambda: dag_admit_if_waiting(dag_id=dag_id))
+
+
+def run_fail(run: Run, now: datetime) -> None:
+    """A run fails as soon as a task run fails for good; its dependents never start
+    (pending and queued task runs are cancelled); task runs already running may finish. A paused
+    run fails too: pausing stops new starts, not the outcome of what already runs."""
+    if run.status not in OPEN:
+        return
+    Run.objects.filter(pk=run.pk).update(status=FAILED, end_time=now)
+    run.status, run.end_time = FAILED, now
+    waiting = list(TaskRun.objects.filter(run=run, status__in=(PENDING, QUEUED)).order_by("pk"))
+    task_runs_set_status(waiting, run, CANCELLED, end_time=now)
+    event_emit_run(run)
+    _run_ended(run)
+
+
+def run_cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
+    """Cancels every unfinished task run of a locked run; running ones are stopped by their agent,
+    which polls `task_run_still_mine`. Returns how many task runs were cancelled."""
+    unfinished = list(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL).order_by("pk"))
+    changed = task_runs_set_status(unfinished, run, CANCELLED, end_time=now)
+    if run.status not in TERMINAL:
+        Run.objects.filter(pk=run.pk).update(status=CANCELLED, end_time=now, cancel_force=force)
+        run.status, run.end_time, run.cancel_force = CANCELLED, now, force
+        event_emit_run(run)
+        _run_ended(run)
+    elif force and not run.cancel_force:
+        Run.objects.filter(pk=run.pk).update(cancel_force=True)
+    return len(changed)
+
+
+def dag_admit_if_waiting(*, dag_id: str) -> int:
+    """After a run of the DAG ended: nothing to do (one indexed read) unless runs wait for room."""
+    if not Run.objects.filter(dag_id=dag_id, waiting=True).exists():
+        return 0
+    return dag_admit_waiting(dag_id=dag_id)
+
+
+@transaction.atomic
+def dag_admit_waiting(*, dag_id: str) -> int:
+    """Admits waiting runs of the DAG, highest priority then oldest first, while fewer than
+    `max_active_runs` are active (pending and admitted, running or paused). The DAG row's lock
+    serializes admissions, then each admitted run is locked (DAG before run, everywhere), so the
+    limit holds with any number of schedulers and agents. Returns how many were admitted."""
+    dag = Dag.objects.select_for_update().filter(pk=dag_id).first()
+    runs = Run.objects.filter(dag_id=dag_id)
+    waiting = runs.filter(waiting=True, status__in=OPEN).order_by("-priority", "start_time", "run_id")
+    if dag is None or dag.max_active_runs is None:
+        room = None  # the limit was lifted (or the DAG deleted): every waiting run goes
+    else:
+        room = max(dag.max_active_runs - runs.filter(status__in=OPEN, waiting=False).count(), 0)
+    admitted = 0
+    for run_id in list(waiting.values_list("run_id", flat=True)[:room]):
+        run = run_lock(run_id)
+        if not run.waiting or run.status not in OPEN:
+            continue
+        Run.objects.filter(pk=run_id).update(waiting=False)
+        run.waiting = False
+        send_on_commit(run_queue_ready(run))
+        admitted += 1
+    return admitted
+
+
+def dags_sweep() -> int:
+    """Periodic safety net: admission for DAGs whose ending run's admission was lost with its process."""
+    dag_ids = Run.objects.filter(waiting=True).values_list("dag_id", flat=True).distinct()[:100]
+    return sum(dag_admit_waiting(dag_id=dag_id) for dag_id in dag_ids if dag_id)

@@ -1,0 +1,86 @@
+"""Celery workers that outlive broker (Redis) outages, for both services' worker commands.
+
+Two layers. `broker_outage_options` keeps the worker connected through an outage: it reconnects
+for as long as the broker stays away and running tasks carry on. `run_supervised` covers the rest:
+should the worker still stop on an error of its own (Celery's "Unrecoverable error"; not a shutdown
+that was asked for), the process replaces itself with a fresh worker after a pause that doubles with
+each restart in a row, so its supervisor (Procfile, Kubernetes) never sees it go. A worker that fails
+soon after starting is failing to start (bad settings): it exits instead, so nothing loops.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_shutdown, worker_shutting_down
+
+logger = logging.getLogger(__name__)
+RESTARTS_ENV = "CELERY_WORKER_RESTARTS"  # restarts in a row, carried across os.execv
+RESTART_DELAY_CAP_SECONDS = 30.0
+STEADY_SECONDS = 300.0  # a worker that ran this long before failing starts the count again
+
+
+def broker_outage_options(transport_options: dict[str, Any]) -> dict[str, Any]:
+    """Celery settings of a worker, for broker outages.
+
+    - Reconnect forever (Celery gives up, and the worker exits, after 100 tries by default).
+    - Tasks already running keep running when the connection drops; what they write goes to the
+      database, and a message Redis delivers again finds nothing left to claim.
+    - Socket timeouts and health checks, so a broker that stops answering (rather than refusing
+      connections) is noticed instead of blocking the worker for good.
+    """
+    return {
+        "broker_connection_retry": True,
+        "broker_connection_max_retries": None,
+        "worker_cancel_long_running_tasks_on_connection_loss": False,
+        "broker_transport_options": {
+            "socket_timeout": 15,
+            "socket_connect_timeout": 5,
+            "socket_keepalive": True,
+            "health_check_interval": 10,
+            **transport_options,
+        },
+    }
+
+
+def restart_delay(restarts: int) -> float:
+    """1, 2, 4, 8 ... seconds before the n-th restart in a row, capped."""
+    return min(2.0**restarts, RESTART_DELAY_CAP_SECONDS)
+
+
+def run_supervised(app: Celery, argv: list[str], *, label: str, min_uptime_seconds: float) -> None:
+    """Runs `celery worker` with `argv` in this process; on a failure of its own after at least
+    `min_uptime_seconds`, starts this command again (same pid). Exits with the worker's code
+    otherwise."""
+    asked: list[object] = []
+    exit_codes: list[int | None] = []
+    worker_shutting_down.connect(lambda **kwargs: asked.append(kwargs.get("sig")), weak=False)
+    worker_shutdown.connect(lambda sender=None, **kw: exit_codes.append(sender.exitcode), weak=False)
+    started = time.monotonic()
+    app.worker_main(argv)
+    code = exit_codes[-1] if exit_codes else None
+    uptime = time.monotonic() - started
+    if code and not asked and uptime >= min_uptime_seconds:
+        restart(code, label=label, uptime=uptime)
+    if code:
+        raise SystemExit(code)
+
+
+def restart(code: int, *, label: str, uptime: float) -> None:
+    """Replaces this process with a fresh one running the same command line."""
+    restarts = 0 if uptime >= STEADY_SECONDS else int(os.environ.get(RESTARTS_ENV, "0"))
+    delay = restart_delay(restarts)
+    logger.error(
+        "%s stopped on its own (exit code %s); starting the %s again in %g s",
+        label.capitalize(), code, label, delay,
+    )  # fmt: skip
+    sys.stdout.flush()
+    sys.stderr.flush()
+    time.sleep(delay)  # no tight loop should the new start fail the same way at once
+    os.environ[RESTARTS_ENV] = str(restarts + 1)
+    os.execv(sys.executable, [sys.executable, *sys.argv])
