@@ -27,7 +27,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("workflows",),
     ("vault",),
     ("connectors",),
-    ("dags", "notifications", "webhooks", "reports", "ops"),
+    ("dags", "notifications", "webhooks", "reports"),
+    # Backups put back what a restore needs of every app below (the report role's grants).
+    ("ops",),
     ("console",),
 ]
 APPS = {app: level for level, layer in enumerate(LAYERS) for app in layer}
