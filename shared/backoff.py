@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import random
 
+MAX_DOUBLINGS = 62
+
 
 def exponential(attempt: int, *, base: float, cap: float | None = None, jitter: float = 0.0) -> float:
     if not 0.0 <= jitter <= 1.0:
         raise ValueError("jitter is a fraction from 0 to 1")
-    wait = base * 2 ** (attempt - 1)
+    # The exponent stops growing long past any cap: a loop that waits for ever counts attempts
+    # without bound, and 2**1024 no longer fits in a float.
+    wait = base * 2.0 ** min(attempt - 1, MAX_DOUBLINGS)
     if cap is not None:
         wait = min(wait, cap)
     if jitter:

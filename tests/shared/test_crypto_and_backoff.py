@@ -7,7 +7,7 @@ import json
 import pytest
 from cryptography.fernet import Fernet, InvalidToken
 
-from shared import backoff, crypto
+from shared import backoff, crypto, worker
 
 OLD, NEW = Fernet.generate_key().decode(), Fernet.generate_key().decode()
 
@@ -46,3 +46,14 @@ def test_backoff_jitter_only_shortens_the_wait():
     assert all(2.0 <= w <= 4.0 for w in waits) and len(waits) > 1
     with pytest.raises(ValueError):
         backoff.exponential(1, base=1, jitter=2)
+
+
+def test_backoff_stays_at_the_cap_through_a_long_outage():
+    """A loop that waits for ever (an agent riding out a database outage, a worker restarting in a
+    row) counts past a thousand attempts; the wait stays the cap instead of overflowing a float."""
+    assert backoff.exponential(5000, base=0.5, cap=10.0) == 10.0
+
+
+def test_the_worker_restart_pauses_are_unchanged():
+    """1, 2, 4 ... seconds, capped at 30, as before the supervised loop used the shared helper."""
+    assert [worker.restart_delay(n) for n in range(7)] == [1, 2, 4, 8, 16, 30, 30]
