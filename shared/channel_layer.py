@@ -21,6 +21,8 @@ from channels_redis.core import RedisChannelLayer as BaseRedisChannelLayer
 from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool
 
+from shared import backoff
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -53,7 +55,7 @@ async def retrying(
         except TRANSIENT as exc:
             if attempt == attempts:
                 raise
-            delay = first_delay * 2 ** (attempt - 1)
+            delay = backoff.exponential(attempt, base=first_delay)
             logger.warning("%s failed (%s); try %d of %d in %.2fs", what, exc, attempt + 1, attempts, delay)
             await asyncio.sleep(delay * random.uniform(0.5, 1.5))  # noqa: S311 - retry jitter, not a secret
     raise AssertionError("unreachable")

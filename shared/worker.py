@@ -19,6 +19,8 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_shutdown, worker_shutting_down
 
+from shared import backoff
+
 logger = logging.getLogger(__name__)
 RESTARTS_ENV = "CELERY_WORKER_RESTARTS"  # restarts in a row, carried across os.execv
 RESTART_DELAY_CAP_SECONDS = 30.0
@@ -50,7 +52,7 @@ def broker_outage_options(transport_options: dict[str, Any]) -> dict[str, Any]:
 
 def restart_delay(restarts: int) -> float:
     """1, 2, 4, 8 ... seconds before the n-th restart in a row, capped."""
-    return min(2.0**restarts, RESTART_DELAY_CAP_SECONDS)
+    return backoff.exponential(restarts + 1, base=1.0, cap=RESTART_DELAY_CAP_SECONDS)
 
 
 def run_supervised(app: Celery, argv: list[str], *, label: str, min_uptime_seconds: float) -> None:

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.contrib.auth.password_validation import validate_password
@@ -18,9 +17,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
-from kombu.exceptions import OperationalError
 
-from casemgmt.accounts import lockout
+from casemgmt.accounts import lockout, queue
 from casemgmt.accounts.authentication import forget_cached_principals
 from casemgmt.accounts.hooks import DISABLE_HOOKS
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
@@ -223,22 +221,9 @@ def principal_create(
     return CreatedPrincipal(user=user, api_key=key.plaintext if key else None)
 
 
-# Sent by name: accounts.tasks imports this module (welcome_email_build), so this one cannot import it.
-WELCOME_TASK = "casemgmt.accounts.send_welcome_email"
-
-
 def _queue_welcome(user: User) -> None:
     user_id = str(user.id)
-
-    def send() -> None:
-        # After commit the principal exists: a broker outage must not turn that into an error
-        # answer. The email is then not sent, and the log says so.
-        try:
-            current_app.send_task(WELCOME_TASK, args=[user_id], queue=settings.ACCOUNTS_EMAIL_QUEUE)
-        except (OperationalError, OSError) as exc:
-            logger.warning("Broker unavailable (%s): welcome email for %s not queued", exc, user_id)
-
-    transaction.on_commit(send)
+    transaction.on_commit(lambda: queue.enqueue_welcome_email(user_id))
 
 
 @transaction.atomic

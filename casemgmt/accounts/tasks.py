@@ -5,15 +5,15 @@ import smtplib
 from celery import shared_task
 from django.utils import timezone
 
-from casemgmt.accounts import lockout
+from casemgmt.accounts import lockout, queue
 from casemgmt.accounts.models import User
-from casemgmt.accounts.services import WELCOME_TASK, welcome_email_build
+from casemgmt.accounts.services import welcome_email_build
 from casemgmt.accounts.tokens import purge_expired_revocations
 from casemgmt.tenancy.background import row_task, system_task
 
 
 @shared_task(
-    name=WELCOME_TASK,
+    name=queue.WELCOME_EMAIL_TASK,
     ignore_result=True,
     autoretry_for=(smtplib.SMTPException, OSError),
     retry_backoff=True,
@@ -37,7 +37,7 @@ def send_welcome_email(user_id: str) -> None:
         raise
 
 
-@shared_task(name="casemgmt.accounts.purge_expired_security_state", ignore_result=True)
+@shared_task(name=queue.SECURITY_STATE_PURGE_TASK, ignore_result=True)
 @system_task("deletes expired revocations and login throttles, tables that hold no tenant column")
 def purge_expired_security_state() -> None:
     # Idempotent: deletes only rows whose time is over; a revoked token past its expiry fails the

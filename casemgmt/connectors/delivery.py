@@ -20,7 +20,6 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
@@ -30,11 +29,13 @@ from casemgmt.connectors.base import ConnectorError
 from casemgmt.connectors.inputs import InputProblems, prepared_inputs
 from casemgmt.connectors.invocation import Call, Outcome, invoke
 from casemgmt.connectors.models import Delivery, Invocation
+from casemgmt.connectors.queue import enqueue_delivery
 from casemgmt.connectors.registry import connector_get
 from casemgmt.tenancy import rls
 from casemgmt.workflows.engine import template_context
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services.steps import step_fail, step_succeed
+from shared import backoff
 from shared.api.errors import ApplicationError
 from shared.api.time import now_ms
 
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from casemgmt.cases.models import Case
 
 logger = logging.getLogger(__name__)
-SEND_TASK = "casemgmt.connectors.send_delivery"
 EARLY_TOLERANCE = timedelta(seconds=1)  # a Celery countdown may fire a little early
 STALE_PENDING = timedelta(seconds=30)  # a due row untouched this long lost its queued message
 
@@ -55,21 +55,14 @@ class InvalidState(ApplicationError):
 
 def backoff_seconds(attempt: int) -> float:
     """The wait after failed attempt n: base * 2**(n-1), capped (1, 2, 4, 8 ... 60 s by default)."""
-    return min(
-        settings.CONNECTOR_RETRY_BASE_SECONDS * 2 ** (attempt - 1), settings.CONNECTOR_RETRY_MAX_SECONDS
+    return backoff.exponential(
+        attempt, base=settings.CONNECTOR_RETRY_BASE_SECONDS, cap=settings.CONNECTOR_RETRY_MAX_SECONDS
     )
 
 
 def lease() -> timedelta:
     """How long one attempt may run before it counts as lost (longer than any call it may make)."""
     return timedelta(seconds=settings.CONNECTOR_ATTEMPT_LEASE_SECONDS)
-
-
-def delivery_kick(delivery_id: Any, *, countdown: float = 0) -> None:
-    # By task name: the task module imports this one.
-    current_app.send_task(
-        SEND_TASK, args=[str(delivery_id)], countdown=countdown or None, queue=settings.CONNECTOR_QUEUE
-    )
 
 
 def delivery_create(
@@ -94,7 +87,7 @@ def delivery_create(
         inputs=inputs, render_error=render_error, max_attempts=retries + 1, next_attempt_at=now_ms(),
     )  # fmt: skip
     # robust: a broker outage must not fail the committed change; the sweep sends the row later.
-    transaction.on_commit(lambda: delivery_kick(delivery.pk), robust=True)
+    transaction.on_commit(lambda: enqueue_delivery(delivery.pk), robust=True)
     return delivery
 
 
@@ -178,7 +171,7 @@ def _schedule_retry(delivery: Delivery, error: ConnectorError) -> None:
             error.code,
             countdown,
         )
-        delivery_kick(delivery.pk, countdown=countdown)
+        enqueue_delivery(delivery.pk, countdown=countdown)
 
 
 def _dead(delivery: Delivery, message: str) -> None:
@@ -201,7 +194,7 @@ def deliveries_sweep(*, limit: int = 500) -> int:
         kicked += _take_back(pk, tenant_id, now)
     stale = Delivery.objects.filter(status=Delivery.PENDING, next_attempt_at__lt=now - STALE_PENDING)
     for pk in stale.values_list("pk", flat=True)[:limit]:
-        delivery_kick(pk)
+        enqueue_delivery(pk)
         kicked += 1
     return kicked
 
@@ -223,7 +216,7 @@ def _take_back(pk: Any, tenant_id: Any, now: Any) -> int:
             delivery.save(
                 update_fields=["status", "next_attempt_at", "claimed_until", "last_error", "updated_at"]
             )
-            transaction.on_commit(lambda: delivery_kick(pk), robust=True)
+            transaction.on_commit(lambda: enqueue_delivery(pk), robust=True)
             return 1
         message = f"worker lost the attempt (after {delivery.attempts} attempt(s))"
         delivery.status, delivery.last_error, delivery.claimed_until = Delivery.DEAD, message, None
@@ -256,6 +249,6 @@ def delivery_replay(*, user: User, delivery: Delivery) -> Delivery:
         resource=f"connectors/deliveries/{delivery.pk}",
         changes={"connector": delivery.connector, "action": delivery.action},
     )  # fmt: skip
-    transaction.on_commit(lambda: delivery_kick(delivery.pk), robust=True)
+    transaction.on_commit(lambda: enqueue_delivery(delivery.pk), robust=True)
     delivery.refresh_from_db()
     return delivery

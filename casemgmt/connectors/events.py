@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from casemgmt.connectors.crypto import UndecryptableConfig, decrypt_json
 from casemgmt.connectors.delivery import delivery_create
 from casemgmt.connectors.selectors import connector_config_get_or_none
 from casemgmt.workflows.engine import template_context
+from shared.crypto import UndecryptableSecret, decrypt_json
 
 if TYPE_CHECKING:
     from casemgmt.cases.models import Case
@@ -36,7 +36,7 @@ def case_event_webhooks_configured(*, case: Case, event: str, stored: str | None
         return
     try:
         config = decrypt_json(stored) or {}
-    except UndecryptableConfig:
+    except UndecryptableSecret:
         return  # a configuration no key opens cannot name a receiver; the case change still stands
     if event not in (config.get("events") or []) or not config.get("webhookUrl"):
         return

@@ -13,11 +13,11 @@ from typing import Any
 from uuid import UUID
 
 from casemgmt.connectors.base import Connector, ConnectorError, InvocationContext, Result
-from casemgmt.connectors.crypto import UndecryptableConfig
 from casemgmt.connectors.http import GuardedHttp
 from casemgmt.connectors.models import Delivery, Invocation
 from casemgmt.connectors.redaction import redact_headers, scrub, scrub_value, secret_values
 from casemgmt.connectors.selectors import connector_config_values
+from shared.crypto import UndecryptableSecret
 
 logger = logging.getLogger(__name__)
 EXCERPT_CHARS = 2000
@@ -54,7 +54,7 @@ def tenant_config(connector: Connector, tenant_id: UUID | str) -> tuple[dict[str
     connector that needs credentials has none (not_configured) or they cannot be decrypted."""
     try:
         config = connector_config_values(tenant_id=tenant_id, key=connector.key)
-    except UndecryptableConfig as exc:
+    except UndecryptableSecret as exc:
         raise ConnectorError("not_configured", str(exc)) from exc
     if config is None and connector.requires_auth:
         raise ConnectorError(

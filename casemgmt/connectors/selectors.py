@@ -7,9 +7,12 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 
-from casemgmt.connectors import crypto
 from casemgmt.connectors.models import ConnectorConfig, Delivery, Invocation
+from shared import crypto
 from shared.api.errors import NotFound
+
+# The error text a step or notification shows when a key was dropped before its values were rotated.
+UNDECRYPTABLE_CONFIG = "stored connector configuration does not decrypt with any key"
 
 
 def connector_config_get_or_none(*, tenant_id: UUID | str, key: str) -> ConnectorConfig | None:
@@ -19,7 +22,7 @@ def connector_config_get_or_none(*, tenant_id: UUID | str, key: str) -> Connecto
 def connector_config_values(*, tenant_id: UUID | str, key: str) -> dict[str, Any] | None:
     """The tenant's decrypted configuration of a connector, or None when none is stored."""
     row = connector_config_get_or_none(tenant_id=tenant_id, key=key)
-    return None if row is None else crypto.decrypt_json(row.config_encrypted)
+    return None if row is None else crypto.decrypt_json(row.config_encrypted, what=UNDECRYPTABLE_CONFIG)
 
 
 def invocation_list(

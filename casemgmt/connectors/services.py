@@ -9,14 +9,14 @@ from uuid import UUID
 from django.db import transaction
 
 from casemgmt.audit.services import record
-from casemgmt.connectors import crypto
 from casemgmt.connectors.base import Action, Connector, ConnectorError
 from casemgmt.connectors.inputs import InputProblems, prepared_inputs, type_problem
 from casemgmt.connectors.invocation import Call, Outcome, invoke, tenant_config
 from casemgmt.connectors.models import ConnectorConfig, Invocation
 from casemgmt.connectors.redaction import MASK, redact_config, scrub_value
 from casemgmt.connectors.registry import connector_get
-from casemgmt.connectors.selectors import connector_config_get_or_none
+from casemgmt.connectors.selectors import UNDECRYPTABLE_CONFIG, connector_config_get_or_none
+from shared import crypto
 from shared.api.errors import NotConfigured, NotFound, ValidationFailed
 from shared.api.time import iso, now_ms
 
@@ -66,7 +66,7 @@ def _stored(row: ConnectorConfig | None, *, missing_key_ok: bool) -> dict[str, A
         return {}
     try:
         return crypto.decrypt_json(row.config_encrypted)
-    except crypto.UndecryptableConfig:
+    except crypto.UndecryptableSecret:
         if missing_key_ok:
             return {}
         raise NotConfigured(
@@ -114,7 +114,7 @@ def connector_configs_rotate() -> int:
     for pk in ConnectorConfig.objects.values_list("pk", flat=True):
         with transaction.atomic():
             row = ConnectorConfig.objects.select_for_update().get(pk=pk)
-            row.config_encrypted = crypto.rotate(row.config_encrypted)
+            row.config_encrypted = crypto.rotate(row.config_encrypted, what=UNDECRYPTABLE_CONFIG)
             row.save(update_fields=["config_encrypted"])
             count += 1
     return count

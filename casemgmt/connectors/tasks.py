@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from casemgmt.connectors import delivery
+from casemgmt.connectors import delivery, queue
 from casemgmt.connectors.models import Delivery
 from casemgmt.tenancy.background import row_task, system_task
 
 
-@shared_task(name=delivery.SEND_TASK, ignore_result=True)
+@shared_task(name=queue.SEND_TASK, ignore_result=True)
 @row_task(Delivery)
 def send_delivery(delivery_id: str) -> None:
     delivery.delivery_send(delivery_id=delivery_id)
 
 
-@shared_task(name="casemgmt.connectors.sweep_deliveries", ignore_result=True)
+@shared_task(name=queue.SWEEP_TASK, ignore_result=True)
 @system_task("selects lost deliveries of every tenant; each is taken back in its own tenant")
-def sweep_deliveries() -> int:
+def deliveries_sweep() -> int:
     return delivery.deliveries_sweep()

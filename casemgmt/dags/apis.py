@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from functools import partial
 from uuid import UUID
 
-from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casemgmt.dags import openapi, services, tasks
+from casemgmt.dags import openapi, services
 from shared.api.openapi import errors_also
 
 
@@ -32,6 +30,4 @@ class OrchestratorCallbackApi(APIView):
             sig=request.headers.get("X-Service-Signature-Timestamped", ""),
             body=request.body,
         )
-        for dag_run_id in dag_run_ids:
-            transaction.on_commit(partial(tasks.enqueue_resolve, dag_run_id))
         return Response({"applied": bool(dag_run_ids)})

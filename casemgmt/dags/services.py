@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -18,10 +19,9 @@ from django.db import transaction
 from django.db.models import Q
 
 from casemgmt.connectors.base import ConnectorError
-from casemgmt.connectors.crypto import UndecryptableConfig
 from casemgmt.connectors.inputs import render_value
 from casemgmt.connectors.selectors import connector_config_values
-from casemgmt.dags import client
+from casemgmt.dags import client, queue
 from casemgmt.dags.models import DagCallback, DagRun
 from casemgmt.templating import TemplateError
 from casemgmt.workflows.definitions import step_definition
@@ -31,6 +31,7 @@ from casemgmt.workflows.services.steps import step_fail, step_succeed
 from shared import signing
 from shared.api import errors
 from shared.api.time import now_ms
+from shared.crypto import UndecryptableSecret
 
 if TYPE_CHECKING:
     from casemgmt.cases.models import Case
@@ -57,7 +58,7 @@ def dag_run_create(*, row: CaseStep, step: dict[str, Any]) -> DagRun:
 def _config(tenant_id: Any) -> dict[str, Any]:
     try:
         config = connector_config_values(tenant_id=tenant_id, key=CONNECTOR)
-    except UndecryptableConfig as exc:
+    except UndecryptableSecret as exc:
         raise ConnectorError("not_configured", str(exc)) from exc
     if not config:
         raise ConnectorError("not_configured", "the orchestrator connector is not configured for this tenant")
@@ -214,8 +215,8 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 
 
 def dag_callback_accept(*, tenant_id: UUID, timestamp: str, sig: str, body: bytes) -> list[str]:
-    """Checks a callback and returns the DagRun ids to resolve (empty for a replay or a run this
-    tenant does not know). Raises NotAuthenticated for a bad signature or a timestamp outside the
+    """Checks a callback, queues the resolve of each DagRun it concerns once recorded, and returns
+    their ids (empty for a replay or a run this tenant does not know). Raises NotAuthenticated for a bad signature or a timestamp outside the
     window (older or newer than DAG_CALLBACK_WINDOW_SECONDS)."""
     try:
         config = _config(tenant_id)
@@ -244,4 +245,7 @@ def _record_callback(*, tenant_id: UUID, sig: str, body: bytes) -> list[str]:
     if not isinstance(run_id, str):
         return []
     waiting = DagRun.objects.filter(tenant_id=tenant_id, run_id=run_id, status=DagRun.WAITING)
-    return [str(pk) for pk in waiting.values_list("pk", flat=True)]
+    dag_run_ids = [str(pk) for pk in waiting.values_list("pk", flat=True)]
+    for dag_run_id in dag_run_ids:  # a worker asks the orchestrator for the outcome
+        transaction.on_commit(partial(queue.enqueue_resolve, dag_run_id))
+    return dag_run_ids

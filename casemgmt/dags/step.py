@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 
 from casemgmt.connectors.inputs import template_problems
-from casemgmt.dags import services, tasks
+from casemgmt.dags import queue, services
 from casemgmt.workflows.steps import register
 
 if TYPE_CHECKING:
@@ -58,12 +58,12 @@ class DagStep:
     def activate(self, *, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
         # The orchestrator is outside work: a worker schedules the run once this transaction commits.
         dag_run_id = str(services.dag_run_create(row=row, step=step).pk)
-        transaction.on_commit(lambda: tasks.enqueue_schedule(dag_run_id))
+        transaction.on_commit(lambda: queue.enqueue_schedule(dag_run_id))
 
     def halt(self, *, case: Case) -> None:
         """The case was closed or cancelled: its unfinished runs are cancelled after commit."""
         for dag_run_id in services.dag_runs_halted(case=case):
-            transaction.on_commit(partial(tasks.enqueue_cancel, dag_run_id))
+            transaction.on_commit(partial(queue.enqueue_cancel, dag_run_id))
 
 
 register(DagStep())

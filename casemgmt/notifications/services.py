@@ -11,14 +11,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from celery import current_app
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from casemgmt.accounts.models import User
 from casemgmt.accounts.selectors import PREFERENCE_DEFAULTS
+from casemgmt.notifications import queue
 from casemgmt.notifications.emails import notification_email
 from casemgmt.notifications.models import Notification
 from casemgmt.notifications.transport import TransportUnusable, transport_for
@@ -36,15 +35,6 @@ def wants_email(user: User) -> bool:
     ) is True
 
 
-# Sent by name: notifications.tasks imports this module (notification_send), so this one cannot
-# import it.
-SEND_TASK = "casemgmt.notifications.send_notification"
-
-
-def _enqueue(notification_id: int) -> None:
-    current_app.send_task(SEND_TASK, args=[notification_id], queue=settings.NOTIFICATIONS_QUEUE)
-
-
 def task_notify(*, row: CaseStep, event: str, recipient: User | None, actor: str) -> Notification | None:
     """Queues an email to `recipient` about `row` unless it did this itself, or wants none."""
     if recipient is None or str(recipient.id) == actor or not wants_email(recipient):
@@ -56,7 +46,7 @@ def task_notify(*, row: CaseStep, event: str, recipient: User | None, actor: str
         return None  # this event already reached this person for this task
     # robust: a broker outage after commit is logged, not answered as an error; the periodic scan
     # of pending notifications sends it.
-    transaction.on_commit(lambda: _enqueue(notification.id), robust=True)
+    transaction.on_commit(lambda: queue.enqueue_notification(notification.id), robust=True)
     return notification
 
 

@@ -11,8 +11,8 @@ from django.core.mail.backends.base import BaseEmailBackend
 
 from casemgmt.connectors.base import ConnectorError
 from casemgmt.connectors.builtins.email import smtp_connection
-from casemgmt.connectors.crypto import UndecryptableConfig
 from casemgmt.connectors.selectors import connector_config_values
+from shared.crypto import UndecryptableSecret
 
 
 class TransportUnusable(Exception):
@@ -32,7 +32,7 @@ class Transport:
 def transport_for(*, tenant_id: Any) -> Transport:
     try:
         config = connector_config_values(tenant_id=tenant_id, key="email")
-    except UndecryptableConfig as exc:
+    except UndecryptableSecret as exc:
         raise TransportUnusable(str(exc), transient=False) from exc
     if not config:
         return Transport(connection=None, from_email=None)

@@ -12,8 +12,8 @@ from casemgmt.accounts.models import User
 from casemgmt.audit.services import record
 from casemgmt.vault.blobs import blob_release, blob_store
 from casemgmt.vault.models import Document, Erasure
+from casemgmt.vault.queue import enqueue_erasure
 from casemgmt.vault.selectors import tenant_of
-from casemgmt.vault.tasks import enqueue_erasure
 from casemgmt.vault.tokens import SignedToken, token_issue
 from casemgmt.vault.uploads import HashedUpload, sanitize_filename
 from shared.api.errors import InvalidState, NotFound

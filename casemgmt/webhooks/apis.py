@@ -18,7 +18,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.accounts.request import AuthenticatedRequest
-from casemgmt.connectors.crypto import UndecryptableConfig
 from casemgmt.webhooks import openapi, selectors, services, signatures
 from casemgmt.webhooks.models import InboundWebhook
 from shared.api import errors
@@ -27,6 +26,7 @@ from shared.api.openapi import errors_also, page_parameters
 from shared.api.pagination import get_page, page_links
 from shared.api.parsers import StrictJSONParser
 from shared.api.time import iso
+from shared.crypto import UndecryptableSecret
 
 DELIVERY_HEADERS = ("X-Webhook-Delivery", "X-Delivery-Id")
 
@@ -176,7 +176,7 @@ def _signed(request: Request, webhook: InboundWebhook, body: bytes) -> signature
     unsigned delivery id (X-Webhook-Delivery or X-Delivery-Id), if any, as before."""
     try:
         signed = signatures.verify(webhook, body, request.headers)
-    except UndecryptableConfig:  # encrypted under a key no longer configured
+    except UndecryptableSecret:  # encrypted under a key no longer configured
         raise errors.NotConfigured("The webhook secret cannot be read; set it again.") from None
     if signed.delivery_id is None:
         value = next((request.headers[h] for h in DELIVERY_HEADERS if request.headers.get(h)), None)

@@ -15,10 +15,10 @@ from casemgmt.accounts.services import user_create
 from casemgmt.audit.services import record
 from casemgmt.cases.models import Case, CaseType
 from casemgmt.cases.services import case_create, case_update_data
-from casemgmt.connectors import crypto
 from casemgmt.webhooks.mapping import case_reference, check_mapping, map_payload, parse_pointer
 from casemgmt.webhooks.models import InboundDelivery, InboundWebhook
 from casemgmt.webhooks.signatures import Signed
+from shared import crypto
 from shared.api.errors import AlreadyExists, NotFound, ValidationFailed
 from shared.auth import apikeys
 

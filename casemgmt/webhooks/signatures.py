@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from casemgmt.connectors import crypto
 from casemgmt.webhooks.models import InboundWebhook
-from shared import signing
+from shared import crypto, signing
 from shared.api import errors
 
 

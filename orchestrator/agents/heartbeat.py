@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from orchestrator.agents.services import agent_heartbeat, agent_stopped
+from shared import backoff
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class Heartbeat:
         interval = settings.AGENT_HEARTBEAT_SECONDS
         if not self.failures:
             return interval
-        return min(interval, RETRY_FIRST_SECONDS * 2 ** (self.failures - 1))
+        return backoff.exponential(self.failures, base=RETRY_FIRST_SECONDS, cap=interval)
 
     def _loop(self) -> None:
         while not self.stop.wait(self.next_wait()):

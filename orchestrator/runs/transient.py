@@ -9,6 +9,8 @@ import time
 
 from django.db import InterfaceError, OperationalError, connection
 
+from shared import backoff
+
 logger = logging.getLogger(__name__)
 # The database errors of an outage or a dropped connection, worth waiting out; others are bugs.
 TRANSIENT = (OperationalError, InterfaceError)
@@ -35,15 +37,16 @@ def tolerate(fn, what: str):
 def retry_transient(fn, *, what: str, give_up_after: float | None = None):
     """Calls `fn`, waiting out transient database errors with exponential backoff (0.5 s doubling
     to 10 s), for ever or until `give_up_after` seconds have passed (then the error is raised)."""
-    delay = RETRY_FIRST_SECONDS
     deadline = None if give_up_after is None else time.monotonic() + give_up_after
+    attempt = 0
     while True:
         try:
             return fn()
         except TRANSIENT as exc:
+            attempt += 1
+            delay = backoff.exponential(attempt, base=RETRY_FIRST_SECONDS, cap=RETRY_MAX_SECONDS)
             if deadline is not None and time.monotonic() + delay > deadline:
                 raise
             logger.warning("%s failed (%s); retrying in %.1f s", what, exc, delay)
             _reset_connection()
             time.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX_SECONDS)

@@ -17,11 +17,11 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from orchestrator.webhooks import crypto, tasks
+from orchestrator.webhooks import queue
 from orchestrator.webhooks.guard import UnsafeTarget, check_url
 from orchestrator.webhooks.models import Delivery, DeliveryAttempt
 from orchestrator.webhooks.payloads import signature
-from shared import signing
+from shared import backoff, crypto, signing
 from shared.ssrf import network_failure, pinned_request
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def _claim(delivery_id: str) -> bool:
 
 def retry_delay(attempt: int) -> float:
     """Exponential backoff: base, 2*base, 4*base, ..."""
-    return settings.WEBHOOK_RETRY_BASE_SECONDS * (2 ** (attempt - 1))
+    return backoff.exponential(attempt, base=settings.WEBHOOK_RETRY_BASE_SECONDS)
 
 
 def build_headers(delivery: Delivery, body: bytes) -> dict[str, str]:
@@ -122,7 +122,7 @@ def _record(delivery: Delivery, *, started, status_code: int | None, error: str,
     else:
         delay = retry_delay(delivery.attempts)
         new_status, next_at = Delivery.PENDING, now + timedelta(seconds=delay)
-        transaction.on_commit(lambda: tasks.queue_deliveries([str(delivery.id)], countdown=delay))
+        transaction.on_commit(lambda: queue.enqueue_deliveries([str(delivery.id)], countdown=delay))
     Delivery.objects.filter(pk=delivery.pk).update(
         status=new_status,
         next_attempt_at=next_at,

@@ -12,9 +12,10 @@ from django.utils import timezone
 
 from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.events.models import Event
-from orchestrator.webhooks import crypto, tasks
+from orchestrator.webhooks import queue
 from orchestrator.webhooks.models import Delivery, Webhook
 from orchestrator.webhooks.payloads import payload_body
+from shared import crypto
 from shared.api import errors
 from shared.api.time import now_ms
 
@@ -100,7 +101,7 @@ def events_dispatch(*, batch_size: int | None = None) -> int:
         Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
         Event.objects.filter(pk__in=[e.pk for e in claimed]).update(dispatched_at=now)
         ids = [str(d.id) for d in deliveries]
-        transaction.on_commit(lambda: tasks.queue_deliveries(ids))
+        transaction.on_commit(lambda: queue.enqueue_deliveries(ids))
     return len(claimed)
 
 
@@ -123,12 +124,6 @@ def _events_mark_dispatched(batch_size: int) -> int:
         return cursor.rowcount
 
 
-def kick_dispatch() -> None:
-    """Call inside the transaction that emitted events: dispatches right after commit instead of
-    waiting for the periodic dispatcher. Never raises (the periodic job is the safety net)."""
-    transaction.on_commit(tasks.queue_dispatch)
-
-
 def deliveries_sweep() -> int:
     """Re-queues deliveries whose task was lost (broker restart) or whose worker died mid-attempt."""
     now = timezone.now()
@@ -142,5 +137,5 @@ def deliveries_sweep() -> int:
             "id", flat=True
         )[:500]
     ]
-    tasks.queue_deliveries(ids)
+    queue.enqueue_deliveries(ids)
     return len(ids)

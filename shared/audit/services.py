@@ -403,11 +403,3 @@ def install_trigger_operation(table: str, *, drop_on_reverse: bool = True) -> An
             schema_editor.execute(backward_sql, params=None)
 
     return migrations.RunPython(forward, backward)
-
-
-def in_range(queryset: QuerySet, start: datetime | None, end: datetime | None) -> QuerySet:
-    if start:
-        queryset = queryset.filter(timestamp__gte=start)
-    if end:
-        queryset = queryset.filter(timestamp__lte=end)
-    return queryset

@@ -33,6 +33,7 @@ PRODUCTION_ENV = {
         "CASE_DATABASE_URL": "postgres://case@127.0.0.1:1/case",
         "CASE_REDIS_URL": "redis://127.0.0.1:1",
         "CASE_FIELD_ENCRYPTION_KEYS": "bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ=",
+        "CASE_AUDIT_SIGNING_KEYS": "k1:cGxhY2Vob2xkZXItYXVkaXQtc2lnbmluZy1zZWVkLTE=",
     },
     "orchestrator": {
         "ORCH_SECRET_KEY": "placeholder",
@@ -40,6 +41,7 @@ PRODUCTION_ENV = {
         "ORCH_DATABASE_URL": "postgres://orch@127.0.0.1:1/orch",
         "ORCH_REDIS_URL": "redis://127.0.0.1:1",
         "ORCH_FIELD_ENCRYPTION_KEYS": "bG9jYWwtZGV2ZWxvcG1lbnQtb25seS1rZXktMzJieXQ=",
+        "ORCH_AUDIT_SIGNING_KEYS": "k1:cGxhY2Vob2xkZXItYXVkaXQtc2lnbmluZy1zZWVkLTE=",
         "ORCH_DB_POOL_MAX_SIZE": "8",  # as deploy/ runs the web process
     },
 }

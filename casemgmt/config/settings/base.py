@@ -226,18 +226,23 @@ DAG_POLL_AFTER_SECONDS = env.float("CASE_DAG_POLL_AFTER_SECONDS", default=300.0)
 DAG_POLL_INTERVAL_SECONDS = env.float("CASE_DAG_POLL_INTERVAL_SECONDS", default=60.0)
 DAG_POLL_SCAN_SECONDS = env.float("CASE_DAG_POLL_SCAN_SECONDS", default=30.0)
 DAG_CALLBACK_WINDOW_SECONDS = env.int("CASE_DAG_CALLBACK_WINDOW_SECONDS", default=300)
+# Safety-net jobs are named `<entity>_sweep`: each re-sends work whose message was lost.
 CELERY_BEAT_SCHEDULE = {
-    "dags-poll-runs": {"task": "casemgmt.dags.poll_dag_runs", "schedule": DAG_POLL_SCAN_SECONDS},
-    "workflows-escalate-overdue-tasks": {
-        "task": "casemgmt.workflows.escalate_overdue_tasks",
+    "dag-runs-sweep": {"task": "casemgmt.dags.dag_runs_sweep", "schedule": DAG_POLL_SCAN_SECONDS},
+    "human-tasks-sweep": {
+        "task": "casemgmt.workflows.human_tasks_sweep",
+        "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+    },
+    "llm-steps-sweep": {
+        "task": "casemgmt.workflows.llm_steps_sweep",
         "schedule": WORKFLOW_SLA_SCAN_SECONDS,
     },
     "accounts-purge-expired-security-state": {
         "task": "casemgmt.accounts.purge_expired_security_state",
         "schedule": 3600,
     },
-    "connectors-sweep-deliveries": {
-        "task": "casemgmt.connectors.sweep_deliveries",
+    "deliveries-sweep": {
+        "task": "casemgmt.connectors.deliveries_sweep",
         "schedule": CONNECTOR_SWEEP_SECONDS,
     },
 }
@@ -246,8 +251,8 @@ CELERY_BEAT_SCHEDULE = {
 # often (and after how long) rows still pending are handed to a worker again.
 NOTIFICATIONS_QUEUE = env.str("CASE_NOTIFICATIONS_QUEUE", default=CELERY_DEFAULT_QUEUE)
 NOTIFICATIONS_SCAN_SECONDS = env.float("CASE_NOTIFICATIONS_SCAN_SECONDS", default=300.0)
-CELERY_BEAT_SCHEDULE["notifications-send-pending"] = {
-    "task": "casemgmt.notifications.send_pending_notifications",
+CELERY_BEAT_SCHEDULE["notifications-sweep"] = {
+    "task": "casemgmt.notifications.notifications_sweep",
     "schedule": NOTIFICATIONS_SCAN_SECONDS,
 }
 
@@ -265,8 +270,8 @@ AUDIT_CHECKPOINT_INTERVAL_SECONDS = env.float("CASE_AUDIT_CHECKPOINT_INTERVAL_SE
 AUDIT_CHECKPOINT_SCAN_SECONDS = env.float("CASE_AUDIT_CHECKPOINT_SCAN_SECONDS", default=60.0)
 AUDIT_WITNESS_FILE = env.str("CASE_AUDIT_WITNESS_FILE", default="")
 AUDIT_WITNESS_URL = env.str("CASE_AUDIT_WITNESS_URL", default="")
-CELERY_BEAT_SCHEDULE["audit-checkpoint-sweep"] = {
-    "task": "casemgmt.audit.checkpoint_sweep",
+CELERY_BEAT_SCHEDULE["audit-checkpoints-sweep"] = {
+    "task": "casemgmt.audit.checkpoints_sweep",
     "schedule": AUDIT_CHECKPOINT_SCAN_SECONDS,
 }
 
@@ -344,8 +349,8 @@ ERASURE_QUEUE = env.str("CASE_ERASURE_QUEUE", default=CELERY_DEFAULT_QUEUE)
 ERASURE_LEASE_SECONDS = env.int("CASE_ERASURE_LEASE_SECONDS", default=300)
 ERASURE_MAX_ATTEMPTS = env.int("CASE_ERASURE_MAX_ATTEMPTS", default=5)
 ERASURE_RESUME_SCAN_SECONDS = env.float("CASE_ERASURE_RESUME_SCAN_SECONDS", default=60.0)
-CELERY_BEAT_SCHEDULE["vault-resume-erasures"] = {
-    "task": "casemgmt.vault.resume_erasures",
+CELERY_BEAT_SCHEDULE["erasures-sweep"] = {
+    "task": "casemgmt.vault.erasures_sweep",
     "schedule": ERASURE_RESUME_SCAN_SECONDS,
     "options": {"queue": ERASURE_QUEUE},
 }

@@ -1,5 +1,5 @@
 """Writes of the workflows app: definitions (`workflows`), human tasks (`inbox`), automated steps
-(`steps`, `agents`)."""
+(`steps`, `llm_steps`)."""
 
 from casemgmt.workflows.services.inbox import tasks_escalate_overdue, tasks_release_for_user
 

@@ -1,8 +1,9 @@
 """Step types, keyed by `type`. Adding a type is one module that defines a `StepType` and calls
-`register` (see `task.py`, `agent.py`); `load()` imports every module here, and nothing else in the
+`register` (see `task.py`, `llm.py`); `load()` imports every module here, and nothing else in the
 engine names a type. A type whose machinery lives in an app above workflows is registered from that
-app's `AppConfig.ready()` (`casemgmt.connectors.step`, `casemgmt.dags.step`). Automated types finish their steps from a worker with
-`casemgmt.workflows.services.steps.step_succeed` / `step_fail` (which honour `onFailure`).
+app's `AppConfig.ready()` (`casemgmt.connectors.step`, `casemgmt.dags.step`). Automated types
+finish their steps from a worker with `casemgmt.workflows.services.steps.step_succeed` /
+`step_fail` (which honour `onFailure`).
 """
 
 from __future__ import annotations

@@ -213,13 +213,13 @@ SCHEDULER_MISFIRE_GRACE_SECONDS = env.float("ORCH_SCHEDULER_MISFIRE_GRACE_SECOND
 SCHEDULER_BATCH_SIZE = env.int("ORCH_SCHEDULER_BATCH_SIZE", default=100)
 
 CELERY_BEAT_SCHEDULE = {
-    "webhooks-dispatch": {
-        "task": "orchestrator.webhooks.periodic",
+    "webhooks-sweep": {
+        "task": "orchestrator.webhooks.webhooks_sweep",
         "schedule": WEBHOOK_DISPATCH_INTERVAL_SECONDS,
         "options": {"expires": WEBHOOK_DISPATCH_INTERVAL_SECONDS * 5},
     },
-    "agents-sweep": {
-        "task": "orchestrator.agents.sweep",
+    "recovery-sweep": {
+        "task": "orchestrator.system.recovery_sweep",
         "schedule": SWEEP_INTERVAL_SECONDS,
         "options": {"expires": SWEEP_INTERVAL_SECONDS * 2},
     },

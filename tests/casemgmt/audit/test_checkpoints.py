@@ -13,7 +13,7 @@ from django.db import connection
 from casemgmt.audit.checkpoints import audit_checkpoint_tenant
 from casemgmt.audit.models import AuditCheckpoint, AuditEvent
 from casemgmt.audit.services import record, verify_tenant_chain
-from casemgmt.audit.tasks import checkpoint_sweep
+from casemgmt.audit.tasks import checkpoints_sweep
 from casemgmt.tenancy import rls
 from shared.audit.hashing import compute_hash, entry_of
 from shared.audit.signing import claim_message, new_key_entry, parse_keys
@@ -50,7 +50,7 @@ def fill_to_checkpoint(tenant, every=5):
     head = AuditEvent.objects.filter(tenant=tenant).order_by("-sequence").first()
     last = AuditCheckpoint.objects.filter(tenant=tenant).order_by("-sequence").first()
     append(tenant, max(every - ((head.sequence if head else 0) - (last.sequence if last else 0)), 0))
-    checkpoint_sweep()
+    checkpoints_sweep()
     return AuditCheckpoint.objects.filter(tenant=tenant).order_by("-sequence").first()
 
 
@@ -77,18 +77,18 @@ def rewrite_history(tenant, sequence, resource):
 def test_the_beat_job_signs_the_head_once_enough_events_are_past_the_last_checkpoint(every_five, tenant):
     head = AuditEvent.objects.filter(tenant=tenant).order_by("-sequence").first().sequence
     every_five.AUDIT_CHECKPOINT_EVERY_EVENTS = head + 3
-    assert checkpoint_sweep() == 0 and not AuditCheckpoint.objects.filter(tenant=tenant).exists()
+    assert checkpoints_sweep() == 0 and not AuditCheckpoint.objects.filter(tenant=tenant).exists()
     append(tenant, 3)
-    assert checkpoint_sweep() == 1
+    assert checkpoints_sweep() == 1
     checkpoint = AuditCheckpoint.objects.get(tenant=tenant)
     head_event = AuditEvent.objects.filter(tenant=tenant).order_by("-sequence").first()
     assert (checkpoint.sequence, checkpoint.head_hash) == (head_event.sequence, head_event.hash)
     assert checkpoint.key_id == "test" and checkpoint.chain == str(tenant.id)
-    assert checkpoint_sweep() == 0  # nothing new: idempotent
+    assert checkpoints_sweep() == 0  # nothing new: idempotent
     append(tenant, 1)
-    assert checkpoint_sweep() == 0  # one event, not old enough yet
+    assert checkpoints_sweep() == 0  # one event, not old enough yet
     every_five.AUDIT_CHECKPOINT_INTERVAL_SECONDS = 0
-    assert checkpoint_sweep() == 1
+    assert checkpoints_sweep() == 1
     assert AuditCheckpoint.objects.filter(tenant=tenant).order_by("-sequence").first().sequence == head + 4
 
 
@@ -229,7 +229,7 @@ def test_witnesses_get_each_checkpoint_and_a_refused_one_is_offered_again(every_
         second = fill_to_checkpoint(tenant)
         second.refresh_from_db()
         assert second.witnessed_at is None  # refused: stays pending
-        assert checkpoint_sweep() == 0  # nothing due, but the pending one is offered again
+        assert checkpoints_sweep() == 0  # nothing due, but the pending one is offered again
         second.refresh_from_db()
         assert second.witnessed_at is not None
         assert [r.json["sequence"] for r in witness.requests] == [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from casemgmt.audit.models import AuditEvent
-from casemgmt.connectors import crypto
 from casemgmt.connectors.models import ConnectorConfig
+from shared import crypto
 from tests.casemgmt.conftest import admin_client
 
 TOKEN = "xoxb-very-secret-token"

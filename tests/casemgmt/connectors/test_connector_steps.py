@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from casemgmt.connectors.models import Delivery, Invocation
-from casemgmt.connectors.tasks import sweep_deliveries
+from casemgmt.connectors.tasks import deliveries_sweep
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.workflows.conftest import Flow, ok, task_step
 from tests.support.processes import start_celery_worker, wait_for
@@ -182,7 +182,7 @@ class TestThroughTheWorker:
         delivery = Delivery.objects.get(case_id=case["id"])
         assert delivery.status == "pending" and receiver.received() == []
         Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=1))
-        assert sweep_deliveries() == 1
+        assert deliveries_sweep() == 1
         assert wait_step(case["id"], "call").status == "completed"
         assert len(receiver.received("/echo")) == 1
 
@@ -212,7 +212,7 @@ def test_worker_killed_mid_delivery_neither_loses_nor_doubles(flow, subprocess_e
     try:
 
         def swept_and_done() -> bool:
-            sweep_deliveries()
+            deliveries_sweep()
             return Delivery.objects.get(pk=delivery.pk).status == "delivered"
 
         wait_for(swept_and_done, timeout=40, interval=0.5, what="the sweep to resend after the lease")
@@ -226,5 +226,5 @@ def test_worker_killed_mid_delivery_neither_loses_nor_doubles(flow, subprocess_e
     held = receiver.received("/hold")
     assert len(held) == 2 and {r.headers["Idempotency-Key"] for r in held} == {str(delivery.pk)}
     assert Invocation.objects.filter(delivery_id=delivery.pk, success=True).count() == 1
-    sweep_deliveries()  # nothing left to do: no further send
+    deliveries_sweep()  # nothing left to do: no further send
     assert len(receiver.received("/hold")) == 2

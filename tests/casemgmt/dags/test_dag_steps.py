@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from casemgmt.dags.models import DagRun
-from casemgmt.dags.tasks import poll_dag_runs
+from casemgmt.dags.tasks import dag_runs_sweep
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.dags.conftest import DAG_QUEUE
 from tests.casemgmt.workflows.conftest import Flow, ok, task_step
@@ -118,7 +118,7 @@ def test_lost_callback_is_recovered_by_the_poll(flow, stack, settings):
              what="the run to finish")  # fmt: skip
     assert CaseStep.objects.get(case_id=case["id"], step_id="run").status == "active"  # no callback came
 
-    poll_dag_runs()  # what the beat runs
+    dag_runs_sweep()  # what the beat runs
 
     step = CaseStep.objects.get(case_id=case["id"], step_id="run")
     assert step.status == "completed" and step.result["status"] == "completed"
@@ -186,7 +186,7 @@ def test_timeout_cancels_the_run_and_fails_the_step(flow, stack):
     dag_run = wait_for(lambda: DagRun.objects.filter(step__case_id=case["id"], status="waiting").first())
 
     def timed_out() -> CaseStep | None:
-        poll_dag_runs()  # what the beat runs
+        dag_runs_sweep()  # what the beat runs
         return CaseStep.objects.filter(case_id=case["id"], step_id="run", escalated=True).first()
 
     step = wait_for(timed_out, timeout=30, interval=0.3, what="the timeout to fail the step")

@@ -14,8 +14,8 @@ import pytest
 from casemgmt.audit.models import AuditEvent
 from casemgmt.cases.models import Case
 from casemgmt.workflows.models import CaseStep
-from casemgmt.workflows.services import agents
-from casemgmt.workflows.tasks import backoff_seconds, run_agent_step
+from casemgmt.workflows.services import llm_steps
+from casemgmt.workflows.tasks import backoff_seconds, llm_step_run
 from shared.api.time import now_ms
 from tests.casemgmt.workflows.conftest import ok, task_step
 from tests.support.processes import start_celery_worker, wait_for
@@ -176,10 +176,10 @@ class TestInProcess:
         case = agent_flow.case({"kind": "success"})
         step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
         assert step.status == "active"
-        run_agent_step(step.pk, 1)
+        llm_step_run(step.pk, 1)
         step.refresh_from_db()
         assert step.status == "failed" and step.error.startswith("not_configured")
-        run_agent_step(step.pk, 1)  # a duplicate delivery changes nothing
+        llm_step_run(step.pk, 1)  # a duplicate delivery changes nothing
         step.refresh_from_db()
         assert step.attempts == 1
 
@@ -192,7 +192,7 @@ class TestInProcess:
         )
         case = agent_flow.case({"kind": "success"})
         step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
-        run_agent_step(step.pk, 1)
+        llm_step_run(step.pk, 1)
         worker = make_user(tenant, permissions=["tasks:read", "tasks:complete"])
         task = ok(api(worker).get("/tasks/inbox"))["data"][0]
         assert task["stepId"] == "summary" and task["escalated"] is True
@@ -206,7 +206,7 @@ class TestInProcess:
         settings.LLM_BASE_URL = ""
         publish_agent(agent_flow, onFailure="skip")
         case = agent_flow.case({"kind": "success"})
-        run_agent_step(CaseStep.objects.get(case_id=case["id"], step_id="summary").pk, 1)
+        llm_step_run(CaseStep.objects.get(case_id=case["id"], step_id="summary").pk, 1)
         assert agent_flow.statuses(case["id"]) == {"summary": "skipped", "review": "active"}
 
     def test_a_halted_case_ignores_a_late_agent_run(self, agent_flow, settings):
@@ -214,7 +214,7 @@ class TestInProcess:
         case = agent_flow.case({"kind": "success"})
         ok(agent_flow.client.post(f"/cases/{case['id']}/close", {}, format="json"))
         step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
-        run_agent_step(step.pk, 1)
+        llm_step_run(step.pk, 1)
         step.refresh_from_db()
         assert step.status == "skipped" and step.attempts == 0
         assert Case.objects.get(id=case["id"]).status == "closed"
@@ -226,7 +226,7 @@ class TestInProcess:
         publish_agent(agent_flow, onFailure="fail_case")
         case = agent_flow.case({"kind": "success"})
         step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
-        run_agent_step(step.pk, 1)
+        llm_step_run(step.pk, 1)
         step.refresh_from_db()
         assert step.status == "failed" and step.error.startswith("unexpected error: InvalidURL")
         assert agent_flow.statuses(case["id"]) == {"summary": "failed", "review": "skipped"}
@@ -248,15 +248,15 @@ class TestInProcess:
         case = agent_flow.case({"kind": "success"})
         step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
         # A worker claims attempt 1 and dies before finishing (acks_late redelivers the message).
-        assert agents.agent_step_claim_attempt(step_pk=step.pk, attempt=1) == 1
-        assert agents.agent_steps_lost() == []  # the lease still runs
-        run_agent_step(step.pk, 1)  # a redelivery within the lease is a duplicate: nothing happens
+        assert llm_steps.llm_step_claim_attempt(step_pk=step.pk, attempt=1) == 1
+        assert llm_steps.llm_steps_lost() == []  # the lease still runs
+        llm_step_run(step.pk, 1)  # a redelivery within the lease is a duplicate: nothing happens
         step.refresh_from_db()
         assert step.status == "active" and step.attempts == 1
         # Once the lease has passed the run counts as lost: the scan finds it and a redelivery runs it.
         CaseStep.objects.filter(pk=step.pk).update(attempt_deadline=now_ms() - timedelta(seconds=1))
-        assert agents.agent_steps_lost() == [(step.pk, 1)]
-        run_agent_step(step.pk, 1)
+        assert llm_steps.llm_steps_lost() == [(step.pk, 1)]
+        llm_step_run(step.pk, 1)
         step.refresh_from_db()
         assert step.status == "completed" and step.attempts == 2
         assert step.result["output"] == f"Summary of {case['caseNumber']}"
@@ -265,9 +265,9 @@ class TestInProcess:
         publish_agent(agent_flow)
         case = agent_flow.case({"kind": "success"})
         step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
-        assert agents.agent_steps_lost() == []
-        later = now_ms() + agents.attempt_lease() + timedelta(seconds=1)
-        assert agents.agent_steps_lost(now=later) == [(step.pk, 1)]
+        assert llm_steps.llm_steps_lost() == []
+        later = now_ms() + llm_steps.attempt_lease() + timedelta(seconds=1)
+        assert llm_steps.llm_steps_lost(now=later) == [(step.pk, 1)]
 
     def test_repeatedly_lost_attempts_end_in_failure(self, agent_flow, settings):
         settings.LLM_MAX_ATTEMPTS = 2
@@ -277,7 +277,7 @@ class TestInProcess:
         CaseStep.objects.filter(pk=step.pk).update(
             attempts=2, attempt_deadline=now_ms() - timedelta(seconds=1)
         )
-        run_agent_step(step.pk, 2)
+        llm_step_run(step.pk, 2)
         step.refresh_from_db()
         assert step.status == "skipped" and "worker lost the run" in step.error
 
@@ -289,7 +289,7 @@ class TestInProcess:
         publish_agent(agent_flow, onFailure="escalate", slaHours=4, assignTo=str(worker.id))
         case = agent_flow.case({"kind": "success"})
         step = CaseStep.objects.get(case_id=case["id"], step_id="summary")
-        run_agent_step(step.pk, 1)
+        llm_step_run(step.pk, 1)
         step.refresh_from_db()
         assert step.is_task and step.status == "active" and step.assigned_to_id == worker.id
         assert step.due_at == step.escalated_at + timedelta(hours=4)
@@ -306,7 +306,7 @@ class TestInProcess:
         settings.LLM_BASE_URL = ""
         publish_agent(agent_flow, onFailure="fail")
         case = agent_flow.case({"kind": "success"})
-        run_agent_step(CaseStep.objects.get(case_id=case["id"], step_id="summary").pk, 1)
+        llm_step_run(CaseStep.objects.get(case_id=case["id"], step_id="summary").pk, 1)
         assert agent_flow.statuses(case["id"]) == {"summary": "failed", "review": "skipped"}
 
 

@@ -11,7 +11,7 @@ from django.db import connection
 from casemgmt.audit.models import AuditEvent
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services import tasks_escalate_overdue
-from casemgmt.workflows.tasks import escalate_overdue_tasks
+from casemgmt.workflows.tasks import human_tasks_sweep
 from shared.api.time import now_ms
 from tests.casemgmt.workflows.conftest import ok, task_step
 
@@ -90,7 +90,7 @@ def test_sla_job_escalates_once_when_run_twice_or_concurrently(flow, api, tenant
     assert AuditEvent.objects.filter(tenant_id=tenant.id, action="task:escalated").count() == 3
     task = ok(flow.client.get(f"/tasks/{cases[0]['id']}/review"))
     assert task["escalated"] is True and task["escalationReason"].startswith("SLA breached")
-    assert escalate_overdue_tasks() == 0  # the beat task itself: not overdue by the real clock
+    assert human_tasks_sweep() == 0  # the beat task itself: not overdue by the real clock
 
 
 def test_concurrent_publishes_leave_exactly_one_default(flow):

@@ -14,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from casemgmt.workflows.models import CaseStep
-from casemgmt.workflows.services import agents
-from casemgmt.workflows.tasks import escalate_overdue_tasks
+from casemgmt.workflows.services import llm_steps
+from casemgmt.workflows.tasks import llm_steps_sweep
 from shared.api.time import now_ms
 from tests.casemgmt.workflows.conftest import ok, task_step
 from tests.support.processes import start_celery_worker, wait_for
@@ -100,7 +100,7 @@ def test_a_worker_killed_mid_agent_step_resumes_without_doing_it_twice(flow, set
     try:
 
         def rescanned_and_done() -> bool:
-            escalate_overdue_tasks()  # the periodic scan: re-sends agent steps whose run was lost
+            llm_steps_sweep()  # the safety net: re-sends LLM steps whose run was lost
             return CaseStep.objects.get(pk=step.pk).status == "completed"
 
         wait_for(rescanned_and_done, timeout=60, interval=0.5, what="the scan to run the step again")
@@ -111,4 +111,4 @@ def test_a_worker_killed_mid_agent_step_resumes_without_doing_it_twice(flow, set
     assert model.calls == 2
     assert CaseStep.objects.filter(case_id=case["id"], step_id="review").count() == 1
     assert flow.statuses(case["id"]) == {"summary": "completed", "review": "active"}
-    assert agents.agent_steps_lost() == []  # nothing left for the scan to send
+    assert llm_steps.llm_steps_lost() == []  # nothing left for the scan to send

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.webhooks import crypto
 from orchestrator.webhooks.models import Webhook
+from shared import crypto
 from tests.orchestrator.security.helpers import api_key_headers
 
 pytestmark = pytest.mark.django_db

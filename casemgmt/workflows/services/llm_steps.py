@@ -1,4 +1,4 @@
-"""Agent steps: what a worker does before and after asking the language model."""
+"""LLM steps (workflow type `agent`): what a worker does before and after asking the language model."""
 
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ from casemgmt.workflows.services.steps import fail_locked_step, locked_automated
 from shared.api.time import now_ms
 
 
-class AgentStepError(Exception):
+class LLMStepError(Exception):
     """A failure that retrying will not fix (missing template, template that does not render)."""
 
 
 def attempt_lease() -> timedelta:
     """How long a started attempt may run before it counts as lost: the model call's timeout plus
-    a margin for rendering and saving. Past it, a redelivery or the periodic scan runs it again."""
+    a margin for rendering and saving. Past it, a redelivery or the sweep runs it again."""
     return timedelta(seconds=settings.LLM_TIMEOUT_SECONDS + ATTEMPT_MARGIN_SECONDS)
 
 
@@ -34,7 +34,7 @@ ATTEMPT_MARGIN_SECONDS = 60
 
 
 @transaction.atomic
-def agent_step_claim_attempt(*, step_pk: int, attempt: int) -> int | None:
+def llm_step_claim_attempt(*, step_pk: int, attempt: int) -> int | None:
     """Idempotency guard; returns the attempt number to run, or None to do nothing.
 
     The delivery that moves `attempts` from n-1 to n runs attempt n; a duplicate of it finds
@@ -61,7 +61,7 @@ def agent_step_claim_attempt(*, step_pk: int, attempt: int) -> int | None:
     return number
 
 
-def agent_step_retry_scheduled(*, step_pk: int, countdown: float) -> None:
+def llm_step_retry_scheduled(*, step_pk: int, countdown: float) -> None:
     """A retry is queued with a delay: the lease covers the wait, so the scan does not also
     re-run the step before the queued retry is due."""
     CaseStep.objects.filter(pk=step_pk, status=CaseStep.ACTIVE, is_task=False).update(
@@ -69,8 +69,8 @@ def agent_step_retry_scheduled(*, step_pk: int, countdown: float) -> None:
     )
 
 
-def agent_steps_lost(*, now: Any = None, limit: int = 1000) -> list[tuple[int, int]]:
-    """(step pk, attempt to send) for active agent steps whose run was lost: a lease that ran out,
+def llm_steps_lost(*, now: Any = None, limit: int = 1000) -> list[tuple[int, int]]:
+    """(step pk, attempt to send) for active LLM steps whose run was lost: a lease that ran out,
     or no attempt ever started long after activation (the enqueue after commit never happened)."""
     now = now or now_ms()
     rows = CaseStep.objects.filter(type="agent", status=CaseStep.ACTIVE, is_task=False).filter(
@@ -79,18 +79,18 @@ def agent_steps_lost(*, now: Any = None, limit: int = 1000) -> list[tuple[int, i
     return [(pk, max(attempts, 1)) for pk, attempts in rows.values_list("pk", "attempts")[:limit]]
 
 
-def agent_prompt(*, step_pk: int) -> dict[str, Any]:
-    """The chat request of an agent step: rendered prompt and the template's model settings."""
+def llm_step_prompt(*, step_pk: int) -> dict[str, Any]:
+    """The chat request of an LLM step: rendered prompt and the template's model settings."""
     row = CaseStep.objects.select_related("case__workflow_version").get(pk=step_pk)
     step = step_definition(row.case, row.step_id)
     name, version = prompt_reference(step)
     template = prompt_template_get_or_none(tenant_id=row.tenant_id, name=name or "", version=version)
     if template is None:
-        raise AgentStepError(f"prompt template {name!r} not found")
+        raise LLMStepError(f"prompt template {name!r} not found")
     try:
         content = render(template.template, template_context(row.case))
     except TemplateError as exc:
-        raise AgentStepError(f"prompt template {name!r} did not render: {exc}") from exc
+        raise LLMStepError(f"prompt template {name!r} did not render: {exc}") from exc
     return {
         "messages": [{"role": "user", "content": content}],
         "model": template.model or None,
@@ -101,7 +101,7 @@ def agent_prompt(*, step_pk: int) -> dict[str, Any]:
 
 
 @transaction.atomic
-def agent_step_succeed(*, step_pk: int, reply: Reply) -> None:
+def llm_step_succeed(*, step_pk: int, reply: Reply) -> None:
     """Decision: step_results[stepId] = {<outputKey or "output">: reply, "model": model name}."""
     locked = locked_automated_step(step_pk)
     if locked is None:
@@ -119,5 +119,5 @@ def agent_step_succeed(*, step_pk: int, reply: Reply) -> None:
     step_succeed(step_pk=step_pk, result={step.get("outputKey") or "output": output, "model": reply.model})
 
 
-def agent_step_fail(*, step_pk: int, error: str) -> None:
+def llm_step_fail(*, step_pk: int, error: str) -> None:
     step_fail(step_pk=step_pk, error=error)

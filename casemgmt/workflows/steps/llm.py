@@ -1,4 +1,5 @@
-"""`agent` steps: render a prompt template and ask the language model, in a Celery task."""
+"""LLM steps (the workflow JSON step type `agent`, a public name that stays): render a prompt
+template and ask the language model, in a Celery job."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from django.db import transaction
 
 from casemgmt.prompts.selectors import prompt_template_get_or_none
 from casemgmt.workflows.definitions import check_json_schema, prompt_reference
+from casemgmt.workflows.queue import enqueue_llm_step
 from casemgmt.workflows.steps import register
-from casemgmt.workflows.tasks import enqueue_agent_step
 
 if TYPE_CHECKING:
     from casemgmt.cases.models import Case
@@ -21,7 +22,7 @@ ON_FAILURE = ("fail_case", "fail", "skip", "escalate")
 RESPONSE_FORMATS = ("text", "json")
 
 
-class AgentStep:
+class LLMStep:
     type = "agent"
 
     def check(self, step: dict[str, Any], *, field: str, tenant_id: Any) -> list[dict[str, str]]:
@@ -46,7 +47,7 @@ class AgentStep:
     def activate(self, *, row: CaseStep, step: dict[str, Any], case: Case, actor: str) -> None:
         # The model call is outside work: it runs in a worker once this transaction commits.
         step_pk = row.pk
-        transaction.on_commit(lambda: enqueue_agent_step(step_pk, attempt=1))
+        transaction.on_commit(lambda: enqueue_llm_step(step_pk, attempt=1))
 
 
-register(AgentStep())
+register(LLMStep())
