@@ -20,7 +20,3 @@ def record(*, actor: str, action: str, resource: str, changes: dict[str, Any] | 
     return audit.audit_append(  # type: ignore[return-value]
         model=AuditEvent, chain=CHAIN, actor=actor, action=action, resource=resource, changes=changes
     )
-
-
-def audit_chain_verify() -> audit.VerifyResult:
-    return audit.audit_verify_chain(model=AuditEvent, chain=CHAIN)
