@@ -175,3 +175,17 @@ class PurgeOut(serializers.Serializer):
     success = serializers.BooleanField()
     message = serializers.CharField()
     tasks_removed = serializers.IntegerField()
+
+
+class PoolOut(serializers.Serializer):
+    name = serializers.CharField()
+    slots = serializers.IntegerField()
+    used = serializers.IntegerField(help_text="Task runs of the pool running now.")
+    queued = serializers.IntegerField(help_text="Task runs of the pool waiting to be claimed.")
+
+
+class PoolList(serializers.Serializer):
+    pools = PoolOut(many=True)
+    total = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()

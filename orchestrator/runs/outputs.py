@@ -114,3 +114,7 @@ def task_logs_out(tr: TaskRun, lines: list[str], *, has_more: bool) -> dict:
 
 def run_state_out(run: Run) -> dict:
     return {"success": True, "run_id": run.run_id, "status": run.status}
+
+
+def pool_out(pool: selectors.PoolState) -> dict:
+    return {"name": pool.name, "slots": pool.slots, "used": pool.used, "queued": pool.queued}

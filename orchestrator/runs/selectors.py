@@ -9,8 +9,8 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
 from orchestrator.agents.models import Agent
-from orchestrator.definitions.models import TaskDefinition
-from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskLogLine, TaskRun
+from orchestrator.definitions.models import Pool, TaskDefinition
+from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, RUNNING, Run, TaskLogLine, TaskRun
 from shared.api import errors
 from shared.api.querying import Sort
 from shared.api.time import now_ms
@@ -166,3 +166,33 @@ def queue_overview() -> list[QueueState]:
     for name, task_run_id, run_id in queued:
         by_queue[name].append((task_run_id, run_id))
     return [QueueState(name, consumers.get(name, 0), by_queue[name]) for name in sorted(names)]
+
+
+@dataclass(frozen=True)
+class PoolState:
+    name: str
+    slots: int
+    used: int  # task runs of the pool running now
+    queued: int  # task runs of the pool waiting to be claimed
+
+
+def pool_list() -> list[PoolState]:
+    """Every pool with its slots in use and its task runs waiting for one (a pool is defined in
+    definitions; what it holds is runs' state, so the read is here)."""
+    counts = {
+        row["pool"]: row
+        for row in TaskRun.objects.filter(pool__isnull=False, status__in=(QUEUED, RUNNING))
+        .values("pool")
+        .annotate(used=Count("id", filter=Q(status=RUNNING)), queued=Count("id", filter=Q(status=QUEUED)))
+        .order_by()
+    }
+    return [
+        PoolState(
+            p.name, p.slots, counts.get(p.name, {}).get("used", 0), counts.get(p.name, {}).get("queued", 0)
+        )
+        for p in Pool.objects.order_by("name")
+    ]
+
+
+def pool_state(pool: Pool) -> PoolState:
+    return next(p for p in pool_list() if p.name == pool.name)
