@@ -1,4 +1,4 @@
-"""Scheduling, runs, logs, cancel, rerun, queues and pools."""
+"""Scheduling, runs, logs, cancel, rerun, queue purge and pools."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from orchestrator.runs.inputs import (
 )
 from orchestrator.runs.outputs import (
     pool_out,
-    queue_out,
     rerun_out,
     run_graph_out,
     run_out,
@@ -294,15 +293,6 @@ class TaskLogStreamApi(APIView):
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: pass events on as they come
         return response
-
-
-class QueueListApi(APIView):
-    @extend_schema(operation_id="queues_list", responses=openapi.QueueList, parameters=list_parameters())
-    def get(self, request: Request) -> Response:
-        page = page_of(request.query_params)
-        queues = selectors.queue_overview()
-        items = [queue_out(q) for q in queues[page.offset : page.offset + page.limit]]
-        return Response(list_body("queues", items, len(queues), page))
 
 
 class QueuePurgeApi(APIView):

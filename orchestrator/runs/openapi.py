@@ -151,26 +151,6 @@ class LogsOut(serializers.Serializer):
     end_time = serializers.DateTimeField(allow_null=True)
 
 
-class QueuedTask(serializers.Serializer):
-    task_run_id = serializers.CharField()
-    dag_run_id = serializers.CharField()
-    position = serializers.IntegerField()
-
-
-class QueueOut(serializers.Serializer):
-    name = serializers.CharField()
-    length = serializers.IntegerField()
-    consumer_count = serializers.IntegerField()
-    tasks = QueuedTask(many=True)
-
-
-class QueueList(serializers.Serializer):
-    queues = QueueOut(many=True)
-    total = serializers.IntegerField()
-    limit = serializers.IntegerField()
-    offset = serializers.IntegerField()
-
-
 class PurgeOut(serializers.Serializer):
     success = serializers.BooleanField()
     message = serializers.CharField()

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
-from orchestrator.agents.models import Agent
-from orchestrator.definitions.models import Pool, TaskDefinition
+from orchestrator.definitions.models import Pool
 from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, RUNNING, Run, TaskLogLine, TaskRun
 from shared.api import errors
 from shared.api.querying import Sort
-from shared.api.time import now_ms
 
 RUN_SORTS = {
     "run_id": "run_id",
@@ -131,41 +128,6 @@ def task_log_lines(*, task_run: TaskRun, limit: int) -> list[tuple[int, str]]:
     return list(
         TaskLogLine.objects.filter(task_run=task_run).order_by("id").values_list("id", "line")[:limit]
     )
-
-
-def live_agents() -> QuerySet[Agent]:
-    cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
-    return Agent.objects.filter(status="active", last_heartbeat__gte=cutoff)
-
-
-@dataclass(frozen=True)
-class QueueState:
-    name: str
-    consumer_count: int
-    queued: list[tuple[str, str]]  # (task run id, run id), in claim order
-
-
-def queue_overview() -> list[QueueState]:
-    """Every queue named by a task definition, a live agent or a queued task run, by name; lengths
-    and positions come from the database, consumers are the live agents on each queue."""
-    queued = list(
-        TaskRun.objects.filter(status=QUEUED)
-        .order_by("-priority", "queued_at", "id")  # the order claims take: highest priority, then oldest
-        .values_list("queue", "id", "run_id")
-    )
-    consumers: dict[str, int] = {}
-    for queues in live_agents().values_list("queues", flat=True):
-        for name in queues:
-            consumers[name] = consumers.get(name, 0) + 1
-    names = (
-        set(consumers)
-        | {q for q, _, _ in queued}
-        | set(TaskDefinition.objects.values_list("queue", flat=True))
-    )
-    by_queue: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
-    for name, task_run_id, run_id in queued:
-        by_queue[name].append((task_run_id, run_id))
-    return [QueueState(name, consumers.get(name, 0), by_queue[name]) for name in sorted(names)]
 
 
 @dataclass(frozen=True)
