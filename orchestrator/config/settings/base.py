@@ -212,8 +212,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": WEBHOOK_DISPATCH_INTERVAL_SECONDS,
         "options": {"expires": WEBHOOK_DISPATCH_INTERVAL_SECONDS * 5},
     },
-    "agents-sweep": {
-        "task": "orchestrator.agents.sweep",
+    "recovery-sweep": {
+        "task": "orchestrator.system.recovery_sweep",
         "schedule": SWEEP_INTERVAL_SECONDS,
         "options": {"expires": SWEEP_INTERVAL_SECONDS * 2},
     },
