@@ -10,6 +10,7 @@ repeated by the recovery sweep.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from django.db import transaction
 
@@ -30,10 +31,10 @@ def on_pool_saved(hook: Callable[[str], object]) -> None:
 def dag_saved(dag_id: str) -> None:
     """Call inside the transaction that saved the DAG: its hooks run after the commit."""
     for hook in DAG_SAVED:
-        transaction.on_commit(lambda hook=hook: hook(dag_id))
+        transaction.on_commit(partial(hook, dag_id))
 
 
 def pool_saved(name: str) -> None:
     """Call inside the transaction that saved the pool: its hooks run after the commit."""
     for hook in POOL_SAVED:
-        transaction.on_commit(lambda hook=hook: hook(name))
+        transaction.on_commit(partial(hook, name))
