@@ -80,9 +80,10 @@ def host_allowed(host: str, ip: IPAddress, allowed_hosts: Iterable[str]) -> bool
     return False
 
 
-def check_url(url: str, *, allowed_hosts: Iterable[str]) -> Target:
+def check_url(url: str, *, allowed_hosts: Iterable[str], allow_private: bool = False) -> Target:
     """Resolves and checks a URL; returns the target to connect to or raises UnsafeTarget. Every
-    address must be public unless the host is allowed (`host_allowed`); metadata addresses never are."""
+    address must be public unless the host is allowed (`host_allowed`) or `allow_private` allows
+    every non-public address; metadata addresses never are."""
     try:
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -96,7 +97,8 @@ def check_url(url: str, *, allowed_hosts: Iterable[str]) -> Target:
     addresses = resolve(host, port)
     for ip in addresses:
         reason = refusal(ip)
-        if ip in METADATA_ADDRESSES or (reason and not host_allowed(host, ip, allowed_hosts)):
+        allowed = allow_private or host_allowed(host, ip, allowed_hosts)
+        if ip in METADATA_ADDRESSES or (reason and not allowed):
             raise UnsafeTarget(f"{host} resolves to {reason} ({ip}); refused")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Target(scheme=parts.scheme, host=host, port=port, address=str(addresses[0]), path=path)

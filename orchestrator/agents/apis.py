@@ -41,3 +41,24 @@ class AgentListApi(APIView):
             agent_out(a, stale_before=stale_before, assigned=assigned.get(a.agent_id, [])) for a in agents
         ]
         return Response(list_body("agents", items, total, page))
+
+
+def queue_out(queue: selectors.QueueState) -> dict:
+    return {
+        "name": queue.name,
+        "length": len(queue.queued),
+        "consumer_count": queue.consumer_count,
+        "tasks": [
+            {"task_run_id": task_run_id, "dag_run_id": run_id, "position": position}
+            for position, (task_run_id, run_id) in enumerate(queue.queued)
+        ],
+    }
+
+
+class QueueListApi(APIView):
+    @extend_schema(operation_id="queues_list", responses=openapi.QueueList, parameters=list_parameters())
+    def get(self, request: Request) -> Response:
+        page = page_of(request.query_params)
+        queues = selectors.queue_overview()
+        items = [queue_out(q) for q in queues[page.offset : page.offset + page.limit]]
+        return Response(list_body("queues", items, len(queues), page))

@@ -1,4 +1,5 @@
-"""OpenAPI shapes of the agents endpoint (documentation only; the view builds plain dicts)."""
+"""OpenAPI shapes of the agents and queues endpoints (documentation only; the views build plain
+dicts)."""
 
 from rest_framework import serializers
 
@@ -14,6 +15,26 @@ class AgentOut(serializers.Serializer):
 
 class AgentList(serializers.Serializer):
     agents = AgentOut(many=True)
+    total = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+
+
+class QueuedTask(serializers.Serializer):
+    task_run_id = serializers.CharField()
+    dag_run_id = serializers.CharField()
+    position = serializers.IntegerField()
+
+
+class QueueOut(serializers.Serializer):
+    name = serializers.CharField()
+    length = serializers.IntegerField()
+    consumer_count = serializers.IntegerField()
+    tasks = QueuedTask(many=True)
+
+
+class QueueList(serializers.Serializer):
+    queues = QueueOut(many=True)
     total = serializers.IntegerField()
     limit = serializers.IntegerField()
     offset = serializers.IntegerField()

@@ -10,13 +10,26 @@ from django.db import transaction
 from django.db.models import Q
 
 from orchestrator.agents.models import Agent, AgentSession
-from orchestrator.events.services import event_emit_agent
+from orchestrator.events.services import event_emit
 from orchestrator.runs import finish, pools, state
 from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
 from orchestrator.runs.wakeups import Wakeup, send_on_commit, waiting_messages
-from shared.api.time import now_ms
+from shared.api.time import iso, now_ms
 
 logger = logging.getLogger(__name__)
+
+
+def event_emit_agent(agent: Agent, *, type: str) -> None:
+    event_emit(
+        type=type,
+        data={
+            "agent_id": agent.agent_id,
+            "queues": agent.queues,
+            "tags": agent.tags,
+            "status": agent.status,
+            "last_heartbeat": iso(agent.last_heartbeat),
+        },
+    )
 
 
 @transaction.atomic

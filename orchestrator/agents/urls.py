@@ -4,4 +4,5 @@ from orchestrator.agents import apis
 
 urlpatterns = [
     path("agents", apis.AgentListApi.as_view(), name="agent-list"),
+    path("queues", apis.QueueListApi.as_view(), name="queue-list"),
 ]

@@ -11,7 +11,7 @@ import functools
 from django.conf import settings
 
 from orchestrator.audit.models import CHAIN, AuditCheckpoint, AuditEvent
-from orchestrator.webhooks.guard import check_url
+from shared import ssrf
 from shared.audit import checkpoints as shared_checkpoints
 from shared.audit.checkpoints import CheckpointPolicy, CheckpointReport, Witness
 from shared.audit.services import VerifyResult
@@ -26,6 +26,12 @@ def _keyring(entries: tuple[str, ...]) -> Keyring:
     return parse_keys(list(entries))
 
 
+def _check_url(url: str) -> ssrf.Target:
+    # The witness is reached under the rule of outbound webhooks (public addresses only, unless
+    # WEBHOOK_ALLOW_PRIVATE_TARGETS), built here from shared.ssrf: audit sits below webhooks.
+    return ssrf.check_url(url, allowed_hosts=(), allow_private=settings.WEBHOOK_ALLOW_PRIVATE_TARGETS)
+
+
 def _witnesses() -> tuple[Witness, ...]:
     found: list[Witness] = []
     if settings.AUDIT_WITNESS_FILE:
@@ -33,7 +39,7 @@ def _witnesses() -> tuple[Witness, ...]:
     if settings.AUDIT_WITNESS_URL:
         found.append(
             webhook_witness(
-                settings.AUDIT_WITNESS_URL, check_url=check_url, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
+                settings.AUDIT_WITNESS_URL, check_url=_check_url, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
             )
         )
     return tuple(found)

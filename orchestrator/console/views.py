@@ -412,7 +412,7 @@ def task_run_page(request: HttpRequest, task_run_id: str) -> HttpResponseBase:
 @console_page()
 def agent_list_page(request: HttpRequest) -> HttpResponseBase:
     agents = list(agent_selectors.agent_list())
-    live = set(run_selectors.live_agents().values_list("agent_id", flat=True))
+    live = set(agent_selectors.live_agents().values_list("agent_id", flat=True))
     running = agent_selectors.running_task_runs_by_agent([a.agent_id for a in agents])
     rows = [{"agent": a, "live": a.agent_id in live, "running": running.get(a.agent_id, [])} for a in agents]
     return page(request, "orch_console/agents.html", {"rows": rows})
@@ -420,12 +420,12 @@ def agent_list_page(request: HttpRequest) -> HttpResponseBase:
 
 @console_page()
 def queue_list_page(request: HttpRequest) -> HttpResponseBase:
-    return page(request, "orch_console/queues.html", {"queues": run_selectors.queue_overview()})
+    return page(request, "orch_console/queues.html", {"queues": agent_selectors.queue_overview()})
 
 
 @console_page("admin")
 @require_POST
 def queue_purge_page(request: HttpRequest, queue_name: str) -> HttpResponseBase:
     removed = run_services.queue_purge(actor=request.user.get_username(), queue=queue_name)
-    context = {"queues": run_selectors.queue_overview(), "purged": (queue_name, removed)}
+    context = {"queues": agent_selectors.queue_overview(), "purged": (queue_name, removed)}
     return page(request, "orch_console/queues.html", context)

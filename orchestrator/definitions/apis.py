@@ -35,7 +35,6 @@ from shared.api.querying import (
 )
 from shared.api.time import iso
 
-MAX_SLOTS = 100_000
 VERSION_PARAM = OpenApiParameter(
     "version", {"type": "integer", "minimum": 1}, description="An earlier version of the definition."
 )
@@ -91,10 +90,6 @@ def parameter_set_out(pset: ParameterSet, *, detail: bool = False) -> dict:
 
 def deleted_out(message: str) -> dict:
     return {"success": True, "message": message}
-
-
-def pool_out(pool: selectors.PoolState) -> dict:
-    return {"name": pool.name, "slots": pool.slots, "used": pool.used, "queued": pool.queued}
 
 
 def _version_param(request: Request) -> int | None:
@@ -296,34 +291,3 @@ class ParameterSetDetailApi(APIView):
             actor=actor_name(request.user), parameter_set_id=parameter_set_id, **serializer.validated_data
         )
         return Response(parameter_set_out(pset, detail=True), status=201 if created else 200)
-
-
-class PoolListApi(APIView):
-    @extend_schema(operation_id="pools_list", responses=openapi.PoolList, parameters=list_parameters())
-    def get(self, request: Request) -> Response:
-        page = page_of(request.query_params)
-        pools = selectors.pool_list()
-        items = [pool_out(p) for p in pools[page.offset : page.offset + page.limit]]
-        return Response(list_body("pools", items, len(pools), page))
-
-
-class PoolDetailApi(APIView):
-    # Changing a pool is admin-only (the role default for non-GET methods)
-
-    @extend_schema_serializer(component_name="PoolIn")
-    class InputSerializer(ObjectBodySerializer):
-        slots = BoundedIntegerField(
-            message=f"slots is required: an integer from 0 to {MAX_SLOTS}",
-            min_value=0,
-            max_value=MAX_SLOTS,
-            help_text="How many task runs of the pool may run at once.",
-        )
-
-    @extend_schema(responses={200: openapi.PoolOut, 201: openapi.PoolOut})
-    def put(self, request: Request, name: str) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        pool, created = services.pool_put(
-            actor=actor_name(request.user), name=name, **serializer.validated_data
-        )
-        return Response(pool_out(selectors.pool_state(pool)), status=201 if created else 200)

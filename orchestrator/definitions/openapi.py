@@ -138,17 +138,3 @@ class ParameterSetList(serializers.Serializer):
 class Deleted(serializers.Serializer):
     success = serializers.BooleanField()
     message = serializers.CharField()
-
-
-class PoolOut(serializers.Serializer):
-    name = serializers.CharField()
-    slots = serializers.IntegerField()
-    used = serializers.IntegerField(help_text="Task runs of the pool running now.")
-    queued = serializers.IntegerField(help_text="Task runs of the pool waiting to be claimed.")
-
-
-class PoolList(serializers.Serializer):
-    pools = PoolOut(many=True)
-    total = serializers.IntegerField()
-    limit = serializers.IntegerField()
-    offset = serializers.IntegerField()

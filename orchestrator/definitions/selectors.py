@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TypeVar
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import QuerySet
 
 from orchestrator.definitions.models import (
     Context,
     Dag,
     DefinitionVersion,
     ParameterSet,
-    Pool,
     TaskDefinition,
 )
-from orchestrator.runs.models import QUEUED, RUNNING, TaskRun
 from shared.api import errors
 from shared.api.querying import Sort, pattern_filter
 from shared.bulkinsert import among
@@ -122,31 +119,3 @@ def dag_version(*, dag_id: str, version: int) -> Dag:
 def definition_versions(*, kind: str, definition_id: str) -> QuerySet[DefinitionVersion]:
     """Every saved version of a task or DAG, newest first (the console's version list)."""
     return DefinitionVersion.objects.filter(kind=kind, definition_id=definition_id).order_by("-version")
-
-
-@dataclass(frozen=True)
-class PoolState:
-    name: str
-    slots: int
-    used: int  # task runs of the pool running now
-    queued: int  # task runs of the pool waiting to be claimed
-
-
-def pool_list() -> list[PoolState]:
-    counts = {
-        row["pool"]: row
-        for row in TaskRun.objects.filter(pool__isnull=False, status__in=(QUEUED, RUNNING))
-        .values("pool")
-        .annotate(used=Count("id", filter=Q(status=RUNNING)), queued=Count("id", filter=Q(status=QUEUED)))
-        .order_by()
-    }
-    return [
-        PoolState(
-            p.name, p.slots, counts.get(p.name, {}).get("used", 0), counts.get(p.name, {}).get("queued", 0)
-        )
-        for p in Pool.objects.order_by("name")
-    ]
-
-
-def pool_state(pool: Pool) -> PoolState:
-    return next(p for p in pool_list() if p.name == pool.name)

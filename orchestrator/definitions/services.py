@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from orchestrator.audit.services import SYSTEM_ACTOR, record
+from orchestrator.definitions import hooks
 from orchestrator.definitions.models import (
     Context,
     Dag,
@@ -19,8 +20,6 @@ from orchestrator.definitions.models import (
 )  # fmt: skip
 from orchestrator.definitions.selectors import context_chain
 from orchestrator.definitions.validation import check_id
-from orchestrator.runs.pools import pool_wake
-from orchestrator.runs.state import dag_admit_if_waiting
 from shared.api import errors
 from shared.api.time import now_ms
 from shared.locks import lock_name
@@ -219,8 +218,8 @@ def dag_put(
     _record(
         actor, "dag", created, f"dags/{dag_id}", {"version": dag.version, "tasks": ids, "context": context}
     )
-    # a raised limit admits runs that were waiting for it
-    transaction.on_commit(lambda: dag_admit_if_waiting(dag_id=dag_id))
+    # a raised limit admits runs that were waiting for it (runs' hook)
+    hooks.dag_saved(dag_id)
     return dag, created
 
 
@@ -280,5 +279,5 @@ def pool_put(*, name: str, slots: int, actor: str = SYSTEM_ACTOR) -> tuple[Pool,
         "created_at": now, "updated_at": now},
     )  # fmt: skip
     _record(actor, "pool", created, f"pools/{name}", {"slots": slots})
-    transaction.on_commit(lambda: pool_wake(pool=name))
+    hooks.pool_saved(name)  # runs wakes task runs waiting for a slot
     return pool, created

@@ -1,6 +1,6 @@
 """Emitting events into the outbox. Call inside the transaction that changes the state.
 
-An event of a type no webhook registration subscribes to has nowhere to go: it is written as
+An event of a type no consumer (a webhook registration) subscribes to has nowhere to go: it is written as
 dispatched already, so the dispatcher never reads or rewrites it (marking each one dispatched later
 cost as much as everything else an agent writes per task run). A registration so receives the
 events written after it exists, as it does when the dispatcher runs between the two.
@@ -8,23 +8,45 @@ events written after it exists, as it does when the dispatcher runs between the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from datetime import datetime
+from types import SimpleNamespace
+from typing import Any, Protocol
 
+from orchestrator.events.consumers import subscribed_event_types, subscribed_sql
 from orchestrator.events.models import Event
-from orchestrator.webhooks.selectors import subscribed_event_types, subscribed_sql
 from shared.api.time import iso, now_ms
 from shared.bulkinsert import bulk_insert_rows
 
-if TYPE_CHECKING:  # runs and agents emit events through here, so their models are not imported
-    from collections.abc import Sequence
-    from datetime import datetime
-    from types import SimpleNamespace
 
-    from orchestrator.agents.models import Agent
-    from orchestrator.runs.models import Run, TaskRun
+# Runs emit events through here and sit above events: the shapes read from a run and a task run
+# are stated here instead of importing their models. The completion hot path passes what the agent
+# already knows (ids, status, times) as a SimpleNamespace rather than re-reading the rows, hence
+# `| SimpleNamespace` below.
+class Run(Protocol):
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def dag_id(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def start_time(self) -> datetime | None: ...
+    @property
+    def end_time(self) -> datetime | None: ...
 
-# The completion hot path passes what the agent already knows (ids, status, times) as a
-# SimpleNamespace rather than re-reading the rows, hence `| SimpleNamespace` below.
+
+class TaskRun(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def start_time(self) -> datetime | None: ...
+    @property
+    def end_time(self) -> datetime | None: ...
 
 
 def event_emit(*, type: str, data: dict[str, Any]) -> Event:
@@ -106,18 +128,5 @@ def event_emit_run(run: Run, *, type: str = "") -> Event:
             "start_time": iso(run.start_time),
             "end_time": iso(run.end_time),
             "duration_seconds": _duration(run.start_time, run.end_time),
-        },
-    )
-
-
-def event_emit_agent(agent: Agent, *, type: str) -> Event:
-    return event_emit(
-        type=type,
-        data={
-            "agent_id": agent.agent_id,
-            "queues": agent.queues,
-            "tags": agent.tags,
-            "status": agent.status,
-            "last_heartbeat": iso(agent.last_heartbeat),
         },
     )

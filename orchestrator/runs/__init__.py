@@ -19,7 +19,7 @@ neither the other). Top first:
     selectors | planning
     models
 
-- inputs: the API's input serializers (the console's schedule form uses them too).
+- inputs: the request bodies and query strings the API modules read (InputSerializers).
 - tasks: the Celery adapter alone (`execute_task_run` calls the executor). Wake-ups are published
   by task name (wakeups), so nothing below imports the task to send it.
 - executor: one attempt on an agent: claim, command, outcome, and the pool slot it frees.

@@ -1,4 +1,4 @@
-"""Scheduling, runs, logs, cancel, rerun, agents and queues."""
+"""Scheduling, runs, logs, cancel, rerun, queue purge and pools."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.definitions.inputs import ObjectBodySerializer, TextField
+from orchestrator.definitions import services as definitions
+from orchestrator.definitions.inputs import BoundedIntegerField, ObjectBodySerializer, TextField
 from orchestrator.runs import logstream, openapi, selectors, services
 from orchestrator.runs.idempotency import idempotent
 from orchestrator.runs.inputs import (
@@ -23,7 +24,7 @@ from orchestrator.runs.inputs import (
     TargetIdField,
 )
 from orchestrator.runs.outputs import (
-    queue_out,
+    pool_out,
     rerun_out,
     run_graph_out,
     run_out,
@@ -52,6 +53,7 @@ from shared.api.querying import (
 
 OPERATOR_POST = {"POST": "operator"}  # operators may schedule, cancel and rerun
 MAX_PRIORITY = openapi.MAX_PRIORITY
+MAX_SLOTS = 100_000
 
 
 class ScheduleTaskApi(APIView):
@@ -304,15 +306,6 @@ class TaskLogStreamApi(APIView):
         return response
 
 
-class QueueListApi(APIView):
-    @extend_schema(operation_id="queues_list", responses=openapi.QueueList, parameters=list_parameters())
-    def get(self, request: Request) -> Response:
-        page = page_of(request.query_params)
-        queues = selectors.queue_overview()
-        items = [queue_out(q) for q in queues[page.offset : page.offset + page.limit]]
-        return Response(list_body("queues", items, len(queues), page))
-
-
 class QueuePurgeApi(APIView):
     # Purge is admin-only (the role default for non-GET methods)
 
@@ -326,3 +319,34 @@ class QueuePurgeApi(APIView):
                 "tasks_removed": removed,
             }
         )
+
+
+class PoolListApi(APIView):
+    @extend_schema(operation_id="pools_list", responses=openapi.PoolList, parameters=list_parameters())
+    def get(self, request: Request) -> Response:
+        page = page_of(request.query_params)
+        pools = selectors.pool_list()
+        items = [pool_out(p) for p in pools[page.offset : page.offset + page.limit]]
+        return Response(list_body("pools", items, len(pools), page))
+
+
+class PoolDetailApi(APIView):
+    # Changing a pool is admin-only (the role default for non-GET methods)
+
+    @extend_schema_serializer(component_name="PoolIn")
+    class InputSerializer(ObjectBodySerializer):
+        slots = BoundedIntegerField(
+            message=f"slots is required: an integer from 0 to {MAX_SLOTS}",
+            min_value=0,
+            max_value=MAX_SLOTS,
+            help_text="How many task runs of the pool may run at once.",
+        )
+
+    @extend_schema(responses={200: openapi.PoolOut, 201: openapi.PoolOut})
+    def put(self, request: Request, name: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        pool, created = definitions.pool_put(
+            actor=actor_name(request.user), name=name, **serializer.validated_data
+        )
+        return Response(pool_out(selectors.pool_state(pool)), status=201 if created else 200)

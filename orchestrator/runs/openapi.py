@@ -151,27 +151,21 @@ class LogsOut(serializers.Serializer):
     end_time = serializers.DateTimeField(allow_null=True)
 
 
-class QueuedTask(serializers.Serializer):
-    task_run_id = serializers.CharField()
-    dag_run_id = serializers.CharField()
-    position = serializers.IntegerField()
-
-
-class QueueOut(serializers.Serializer):
-    name = serializers.CharField()
-    length = serializers.IntegerField()
-    consumer_count = serializers.IntegerField()
-    tasks = QueuedTask(many=True)
-
-
-class QueueList(serializers.Serializer):
-    queues = QueueOut(many=True)
-    total = serializers.IntegerField()
-    limit = serializers.IntegerField()
-    offset = serializers.IntegerField()
-
-
 class PurgeOut(serializers.Serializer):
     success = serializers.BooleanField()
     message = serializers.CharField()
     tasks_removed = serializers.IntegerField()
+
+
+class PoolOut(serializers.Serializer):
+    name = serializers.CharField()
+    slots = serializers.IntegerField()
+    used = serializers.IntegerField(help_text="Task runs of the pool running now.")
+    queued = serializers.IntegerField(help_text="Task runs of the pool waiting to be claimed.")
+
+
+class PoolList(serializers.Serializer):
+    pools = PoolOut(many=True)
+    total = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()

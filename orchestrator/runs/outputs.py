@@ -48,18 +48,6 @@ def task_run_out(tr: TaskRun, logs: str | None = None) -> dict:
     return out
 
 
-def queue_out(queue: selectors.QueueState) -> dict:
-    return {
-        "name": queue.name,
-        "length": len(queue.queued),
-        "consumer_count": queue.consumer_count,
-        "tasks": [
-            {"task_run_id": task_run_id, "dag_run_id": run_id, "position": position}
-            for position, (task_run_id, run_id) in enumerate(queue.queued)
-        ],
-    }
-
-
 def schedule_task_out(run: Run, task_runs: list[TaskRun]) -> dict:
     target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
     return {
@@ -114,3 +102,7 @@ def task_logs_out(tr: TaskRun, lines: list[str], *, has_more: bool) -> dict:
 
 def run_state_out(run: Run) -> dict:
     return {"success": True, "run_id": run.run_id, "status": run.status}
+
+
+def pool_out(pool: selectors.PoolState) -> dict:
+    return {"name": pool.name, "slots": pool.slots, "used": pool.used, "queued": pool.queued}

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
-from orchestrator.agents.models import Agent
-from orchestrator.definitions.models import TaskDefinition
-from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskLogLine, TaskRun
+from orchestrator.definitions.models import Pool
+from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, RUNNING, Run, TaskLogLine, TaskRun
 from shared.api import errors
 from shared.api.querying import Sort
-from shared.api.time import now_ms
 
 RUN_SORTS = {
     "run_id": "run_id",
@@ -133,36 +130,31 @@ def task_log_lines(*, task_run: TaskRun, limit: int) -> list[tuple[int, str]]:
     )
 
 
-def live_agents() -> QuerySet[Agent]:
-    cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
-    return Agent.objects.filter(status="active", last_heartbeat__gte=cutoff)
-
-
 @dataclass(frozen=True)
-class QueueState:
+class PoolState:
     name: str
-    consumer_count: int
-    queued: list[tuple[str, str]]  # (task run id, run id), in claim order
+    slots: int
+    used: int  # task runs of the pool running now
+    queued: int  # task runs of the pool waiting to be claimed
 
 
-def queue_overview() -> list[QueueState]:
-    """Every queue named by a task definition, a live agent or a queued task run, by name; lengths
-    and positions come from the database, consumers are the live agents on each queue."""
-    queued = list(
-        TaskRun.objects.filter(status=QUEUED)
-        .order_by("-priority", "queued_at", "id")  # the order claims take: highest priority, then oldest
-        .values_list("queue", "id", "run_id")
-    )
-    consumers: dict[str, int] = {}
-    for queues in live_agents().values_list("queues", flat=True):
-        for name in queues:
-            consumers[name] = consumers.get(name, 0) + 1
-    names = (
-        set(consumers)
-        | {q for q, _, _ in queued}
-        | set(TaskDefinition.objects.values_list("queue", flat=True))
-    )
-    by_queue: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
-    for name, task_run_id, run_id in queued:
-        by_queue[name].append((task_run_id, run_id))
-    return [QueueState(name, consumers.get(name, 0), by_queue[name]) for name in sorted(names)]
+def pool_list() -> list[PoolState]:
+    """Every pool with its slots in use and its task runs waiting for one (a pool is defined in
+    definitions; what it holds is runs' state, so the read is here)."""
+    counts = {
+        row["pool"]: row
+        for row in TaskRun.objects.filter(pool__isnull=False, status__in=(QUEUED, RUNNING))
+        .values("pool")
+        .annotate(used=Count("id", filter=Q(status=RUNNING)), queued=Count("id", filter=Q(status=QUEUED)))
+        .order_by()
+    }
+    return [
+        PoolState(
+            p.name, p.slots, counts.get(p.name, {}).get("used", 0), counts.get(p.name, {}).get("queued", 0)
+        )
+        for p in Pool.objects.order_by("name")
+    ]
+
+
+def pool_state(pool: Pool) -> PoolState:
+    return next(p for p in pool_list() if p.name == pool.name)

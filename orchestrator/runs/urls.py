@@ -14,6 +14,7 @@ urlpatterns = [
     path("runs/<str:run_id>/graph", apis.RunGraphApi.as_view(), name="run-graph"),
     path("tasks/<str:task_run_id>/logs", apis.TaskLogsApi.as_view(), name="task-logs"),
     path("tasks/<str:task_run_id>/logs/stream", apis.TaskLogStreamApi.as_view(), name="task-logs-stream"),
-    path("queues", apis.QueueListApi.as_view(), name="queue-list"),
+    path("pools", apis.PoolListApi.as_view(), name="pool-list"),
+    path("pools/<str:name>", apis.PoolDetailApi.as_view(), name="pool-detail"),
     path("queues/<str:queue_name>/purge", apis.QueuePurgeApi.as_view(), name="queue-purge"),
 ]

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import orchestrator
+from tests.support import import_graph
 
 ROOT = Path(orchestrator.__file__).parent
 PACKAGE = ROOT.parent
@@ -212,3 +213,58 @@ def test_the_runs_graph_sees_imports_inside_functions_and_through_other_apps(tmp
     graph = {f"{RUNS}.state": {"orchestrator.events.services"}, "orchestrator.events.services": {f"{RUNS}.tasks"},
              f"{RUNS}.tasks": set()}  # fmt: skip
     assert _runs_graph(graph)["state"] == {"tasks"}
+
+
+# --- The apps: each imports only the apps below it, imports inside functions and under
+# TYPE_CHECKING included. The order is pyproject.toml's import-linter contract APP_CONTRACT
+# (`lint-imports` checks it too); `config` (settings, URLs, ASGI, Celery) sits above every app.
+
+APP_CONTRACT = "orchestrator-app-layers"
+FOUNDATION = [("audit",), ("security",), ("definitions",)]
+
+
+def _app_layers() -> list[tuple[str, ...]]:
+    """The contract's layers, bottom first (`a | b`: siblings, which import neither the other)."""
+    config = tomllib.loads((PACKAGE / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c.get("id") == APP_CONTRACT]
+    assert contract["containers"] == ["orchestrator"]
+    return [tuple(name.strip() for name in layer.split("|")) for layer in reversed(contract["layers"])]
+
+
+def _orchestrator_app_graph() -> dict[str, set[str]]:
+    apps = {app for layer in _app_layers() for app in layer}
+    return import_graph.app_graph(import_graph.graph("orchestrator", type_checking=True), apps)
+
+
+def test_every_orchestrator_app_has_its_layer():
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")}
+    assert packages == {app for layer in _app_layers() for app in layer}
+
+
+def test_orchestrator_apps_import_only_the_apps_below_them():
+    assert import_graph.upward(_orchestrator_app_graph(), _app_layers()) == []
+
+
+def test_no_import_loops_between_orchestrator_apps_counting_imports_inside_functions():
+    assert import_graph.cycles(_orchestrator_app_graph()) == []
+
+
+def test_foundation_apps_are_the_bottom_layers():
+    """audit, security and definitions import no feature app (runs, events, webhooks, schedules,
+    agents, system) and not the console: bootstrap and demo commands live in the console."""
+    assert _app_layers()[: len(FOUNDATION)] == FOUNDATION
+
+
+def test_the_app_checks_find_an_upward_import_a_sibling_import_and_a_lazy_loop(tmp_path):
+    layers = [("bottom",), ("left", "right"), ("top",)]
+    graph = {"bottom": {"top"}, "left": {"right", "bottom"}, "right": set(), "top": {"left"}}
+    assert import_graph.upward(graph, layers) == [("bottom", "top"), ("left", "right")]
+    assert import_graph.cycles(graph) == [["bottom", "left", "top"]]
+    tree = ast.parse("def f():\n    from orchestrator.runs import state\n")
+    known = import_graph.modules("orchestrator")
+    found = {
+        t
+        for node in import_graph.imports(tree, type_checking=False)
+        for t in import_graph.targets(node, known)
+    }
+    assert found == {"orchestrator.runs.state"}

@@ -12,6 +12,8 @@ import threading
 from django.conf import settings
 from django.db import DatabaseError, connection
 
+from orchestrator.system.services import recovery_sweep
+
 logger = logging.getLogger(__name__)
 
 
@@ -22,10 +24,6 @@ class Sweeper:
         self.thread = threading.Thread(target=self._loop, name="orch-sweeper", daemon=True)
 
     def sweep_once(self) -> dict[str, int] | None:
-        # system -> agents (the system app reads agents' models and services): imported here so
-        # the agents app never imports the system app at load time
-        from orchestrator.system.services import recovery_sweep
-
         try:
             return recovery_sweep(sweeper=self.agent_id)
         except Exception:

@@ -6,20 +6,23 @@ Agents ride out broker outages: the worker reconnects for as long as the broker 
 commands go on meanwhile, and should the worker still stop on an error of its own (not on a shutdown
 that was asked for), the agent starts itself again in the same process slot (shared.worker); the
 new process is a new session, so attempts the failed worker still held are recovered by the sweeper
-once that session goes silent."""
+once that session goes silent.
+
+The agent process puts together the agents' heartbeat, the schedules' loop and the recovery sweep,
+so the command lives in the system app, above all three."""
 
 import os
 import socket
 import uuid
 
+from celery import current_app
 from celery.signals import worker_shutdown
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from orchestrator.agents.heartbeat import Heartbeat, parse_tags
-from orchestrator.agents.sweeper import Sweeper
-from orchestrator.config.celery import app
 from orchestrator.schedules.loop import SchedulerLoop
+from orchestrator.system.sweeper import Sweeper
 from shared.worker import broker_outage_options, run_supervised
 
 
@@ -44,6 +47,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        # The orchestrator's Celery app, made current when Django loaded `orchestrator.config` (the
+        # apps sit below config, so they do not import it).
+        app = current_app._get_current_object()
         queues = [q.strip() for q in options["queues"].split(",") if q.strip()]
         nodename = f"{options['name']}@{socket.gethostname()}"
         # Pool children inherit it: task runs are attributed to the agent that heartbeats for them.
