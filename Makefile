@@ -38,15 +38,15 @@ fuzz: install
 	OPENAPI_FUZZ_EXAMPLES=$${OPENAPI_FUZZ_EXAMPLES:-50} OPENAPI_FUZZ_PHASES=$${OPENAPI_FUZZ_PHASES:-examples,coverage,fuzzing,stateful} \
 	  $(PY) -m pytest tests/orchestrator/system/test_openapi_fuzz.py --ds=orchestrator.config.settings.test -q
 
+# lint-imports checks the layer contracts in pyproject.toml ([tool.importlinter]).
 # mypy runs once per Django project: the django-stubs plugin loads one settings module, and each
 # service's models and settings are only known under its own (shared/ is checked under both).
 lint: install
 	$(VENV)/bin/ruff check casemgmt orchestrator shared tests bench deploy
 	$(VENV)/bin/ruff format --check casemgmt orchestrator shared tests bench deploy
-	$(VENV)/bin/lint-imports
+	$(VENV)/bin/lint-imports --no-cache
 	DJANGO_SETTINGS_MODULE=casemgmt.config.settings.test $(VENV)/bin/mypy --cache-dir .mypy_cache/case casemgmt shared
 	DJANGO_SETTINGS_MODULE=orchestrator.config.settings.test $(VENV)/bin/mypy --cache-dir .mypy_cache/orch orchestrator shared
-	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf var/ .pytest_cache
