@@ -30,8 +30,8 @@ from django.db.models import (
 )
 from django.utils import timezone
 
+from casemgmt.cases import hooks
 from casemgmt.cases.models import Case, CaseType
-from casemgmt.workflows.models import CaseStep
 from shared.api.errors import NotFound
 from shared.api.pagination import EXACT_TOTAL_UP_TO, Page, list_total
 from shared.api.time import iso
@@ -137,16 +137,8 @@ def _case_list(user: User, f: CaseFilters) -> QuerySet[Case]:
         cases = cases.filter(created_at__gte=f.created_after)
     if f.created_before:
         cases = cases.filter(created_at__lt=f.created_before)
-    if f.assigned_to:
-        # Decision: "assigned to" means holding an active human task of the case.
-        cases = cases.filter(
-            id__in=CaseStep.objects.filter(
-                tenant_id=user.member_tenant_id,
-                type="task",
-                status=CaseStep.ACTIVE,
-                assigned_to_id=f.assigned_to,
-            ).values("case_id")
-        )
+    if f.assigned_to:  # holding an active human task of the case
+        cases = cases.filter(id__in=hooks.workflows().assigned_case_ids(user.member_tenant_id, f.assigned_to))
     return cases.order_by(*_ordering(f))
 
 
@@ -172,15 +164,7 @@ def _ordering(f: CaseFilters) -> list[Any]:
 def current_steps(case_ids: list[Any]) -> dict[Any, str]:
     """`currentStep` for a page of list items in one query: the name of each case's first
     active step by position."""
-    names: dict[Any, str] = {}
-    rows = (
-        CaseStep.objects.filter(case_id__in=case_ids, status=CaseStep.ACTIVE)
-        .order_by("case_id", "position")
-        .values_list("case_id", "name")
-    )
-    for case_id, name in rows:
-        names.setdefault(case_id, name)
-    return names
+    return hooks.workflows().current_steps(case_ids)
 
 
 # --- the read and list endpoints: rows, not model instances --------------------------------------
@@ -281,14 +265,9 @@ def case_detail(*, user: User, case_id: Any) -> CaseDetail:
     if connection.vendor != "postgresql":
         case = access_case(user=user, case_id=case_id)
         workflow = case.workflow_version
-        steps = CaseStep.objects.filter(case=case).order_by("position") if workflow else []
+        steps = hooks.workflows().steps_of(case) if workflow else []
         return CaseDetail(
-            CaseRow.of(case),
-            workflow.version if workflow else None,
-            [
-                StepRow(s.step_id, s.name, s.type, s.status, iso(s.activated_at), iso(s.completed_at))
-                for s in steps
-            ],
+            CaseRow.of(case), workflow.version if workflow else None, [StepRow(*s) for s in steps]
         )
     with connection.cursor() as cursor:
         cursor.execute(PG_CASE_DETAIL, {"tenant": user.member_tenant_id, "case": case_id})
@@ -345,7 +324,7 @@ def _pg_list_sql(where: str, order: str) -> str:
     current step and the capped count ride along as subqueries (the count runs once)."""
     return f"""
 SELECT {_CASE_COLUMNS},
-  (SELECT s.name FROM workflows_casestep s WHERE s.case_id = c.id AND s.status = '{CaseStep.ACTIVE}'
+  (SELECT s.name FROM workflows_casestep s WHERE s.case_id = c.id AND s.status = '{hooks.workflows().step_active}'
    ORDER BY s.position LIMIT 1),
   ({_pg_capped_count(where)})
 FROM cases_case c
@@ -382,7 +361,7 @@ def _pg_list_filter(user: User, f: CaseFilters) -> tuple[str, dict[str, Any]]:
     if f.assigned_to:
         clauses.append(
             "{c}.id IN (SELECT a.case_id FROM workflows_casestep a WHERE a.tenant_id = %(tenant)s "  # noqa: S608 - a status constant; values are placeholders
-            f"AND a.type = 'task' AND a.status = '{CaseStep.ACTIVE}' AND a.assigned_to_id = %(assignee)s)"
+            f"AND a.type = 'task' AND a.status = '{hooks.workflows().step_active}' AND a.assigned_to_id = %(assignee)s)"
         )
         values["assignee"] = f.assigned_to
     return " AND ".join(clauses), values

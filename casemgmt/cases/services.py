@@ -24,6 +24,7 @@ from django.utils import timezone
 from jsonschema import Draft7Validator
 
 from casemgmt.audit.services import record
+from casemgmt.cases import hooks
 from casemgmt.cases.jsondata import (
     check_schema,
     data_changes,
@@ -34,14 +35,9 @@ from casemgmt.cases.jsondata import (
     validate_data,
 )
 from casemgmt.cases.models import Case, CaseCounter, CaseType
-from casemgmt.connectors.events import WEBHOOK, case_event_webhooks, case_event_webhooks_configured
-from casemgmt.connectors.models import ConnectorConfig
-from casemgmt.connectors.selectors import connector_config_get_or_none
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.tenancy.models import Tenant
 from casemgmt.tenancy.selectors import default_sla_hours
-from casemgmt.workflows.engine import workflow_halt, workflow_start
-from casemgmt.workflows.models import Workflow
 from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
 from shared.audit.hashing import canonical_value
@@ -166,35 +162,6 @@ def _default_display_name(case_type: CaseType, number: str, data: dict[str, Any]
     return f"{case_type.display_name} {number}"[:300]
 
 
-def resolve_workflow(*, tenant_id: Any, case_type: CaseType, workflow_version_id: Any) -> Workflow | None:
-    """An explicit version must be a published workflow of this case type; otherwise the case type's
-    default published workflow, or none."""
-    workflows = Workflow.objects.filter(
-        tenant_id=tenant_id, case_type_key=case_type.key, status=Workflow.PUBLISHED
-    )
-    if workflow_version_id is None:
-        return workflows.filter(is_default=True).first()
-    workflow = workflows.filter(id=workflow_version_id).first()
-    if workflow is None:
-        raise _not_published()
-    return workflow
-
-
-def _not_published() -> ValidationFailed:
-    return ValidationFailed(
-        "workflowVersionId is not a published workflow version of this case type",
-        field="workflowVersionId",
-    )
-
-
-@lru_cache(maxsize=1024)
-def _published_workflow(workflow_id: UUID) -> Workflow:
-    """A published version's definition, SLA and autoClose never change (editing one makes a new
-    draft), so a process may keep it; whether it is still published and the default is read on every
-    create. Only those frozen fields are read from the kept row."""
-    return Workflow.objects.get(pk=workflow_id)
-
-
 # Validators of case types' schemas, by case type id: a registered schema never changes, and
 # building a validator costs more than most validations.
 _validators: dict[UUID, Draft7Validator] = {}
@@ -210,62 +177,59 @@ def _validator(case_type: CaseType) -> Draft7Validator:
 
 
 class _CreateContext(NamedTuple):
-    """What a create reads besides the case type: its number, the workflow it binds, the SLA hours
-    when neither the case type nor the workflow sets them, and the stored webhook configuration."""
+    """What a create reads besides the case type: its number, the SLA hours when neither the case
+    type nor the workflow sets them, and the apps' `CreateRead`s by name (the workflow it binds, the
+    stored webhook configuration)."""
 
     number: str
-    workflow: Workflow | None
     default_sla_hours: int
-    webhook_config: str | None
+    reads: dict[str, Any]
 
 
 # PostgreSQL: one statement takes the next number (the counter's row lock, held to commit: numbers
-# are gap-free and unique, as in `_next_case_number`) and reads the rest of `_CreateContext`. The
-# reads use the statement's snapshot; none of them depends on the counter lock.
-CREATE_CONTEXT_SQL = f"""
+# are gap-free and unique, as in `_next_case_number`) and reads the rest of `_CreateContext`, the
+# apps' reads as scalar subqueries. The reads use the statement's snapshot; none of them depends on
+# the counter lock.
+@lru_cache(maxsize=8)
+def _create_context_sql(reads: tuple[str, ...]) -> str:
+    columns = "".join(f",\n  {sql}" for sql in reads)
+    return f"""
 WITH number AS (
   UPDATE {CaseCounter._meta.db_table} SET last_number = last_number + 1
   WHERE tenant_id = %(tenant)s AND key = %(key)s RETURNING last_number
 )
 SELECT
   (SELECT last_number FROM number),
-  (SELECT w.id FROM {Workflow._meta.db_table} w
-    WHERE w.tenant_id = %(tenant)s AND w.case_type_key = %(key)s AND w.status = '{Workflow.PUBLISHED}'
-      AND CASE WHEN %(workflow)s::uuid IS NULL THEN w.is_default ELSE w.id = %(workflow)s::uuid END),
-  (SELECT t.default_sla_hours FROM {Tenant._meta.db_table} t WHERE t.id = %(tenant)s),
-  (SELECT c.config_encrypted FROM {ConnectorConfig._meta.db_table} c
-    WHERE c.tenant_id = %(tenant)s AND c.key = '{WEBHOOK}')
-"""  # noqa: S608 - the model table name; values are placeholders
+  (SELECT t.default_sla_hours FROM {Tenant._meta.db_table} t WHERE t.id = %(tenant)s){columns}
+"""  # noqa: S608 - table names and the apps' subqueries; values are placeholders
 
 
 def _create_context(tenant_id: UUID, case_type: CaseType, workflow_version_id: Any) -> _CreateContext:
     if connection.vendor != "postgresql":  # SQLite (embedded): the same reads, one at a time
-        workflow = resolve_workflow(
-            tenant_id=tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
-        )
-        config = connector_config_get_or_none(tenant_id=tenant_id, key=WEBHOOK)
+        reads = {r.name: r.read(tenant_id, case_type, workflow_version_id) for r in hooks.CREATE_READS}
         return _CreateContext(
             number=_next_case_number(tenant_id, case_type),
-            workflow=workflow,
             default_sla_hours=default_sla_hours(tenant_id=tenant_id),
-            webhook_config=config.config_encrypted if config else None,
+            reads=reads,
         )
     with connection.cursor() as cursor:
         cursor.execute(
-            CREATE_CONTEXT_SQL,
+            _create_context_sql(tuple(r.sql for r in hooks.CREATE_READS)),
             {"tenant": tenant_id, "key": case_type.key, "workflow": workflow_version_id},
         )
-        number, workflow_id, tenant_sla_hours, webhook_config = cursor.fetchone()
+        number, tenant_sla_hours, *values = cursor.fetchone()
     if number is None:  # no counter row (see `_next_case_number`): make it, then take the number
         _lock_counter(tenant_id, case_type.key)
         return _create_context(tenant_id, case_type, workflow_version_id)
-    if workflow_id is None and workflow_version_id is not None:
-        raise _not_published()  # the rollback gives the number back
     return _CreateContext(
         number=_case_number(case_type, number),
-        workflow=_published_workflow(workflow_id) if workflow_id else None,
         default_sla_hours=tenant_sla_hours or settings.CASE_DEFAULT_SLA_HOURS,
-        webhook_config=webhook_config,
+        # A read may refuse the create (a workflow asked for that is not published): the rollback
+        # gives the number back.
+        reads={
+            r.name: r.decode(value, workflow_version_id)
+            for r, value in zip(hooks.CREATE_READS, values, strict=True)
+        },
     )
 
 
@@ -283,10 +247,13 @@ def case_create(
     # Validated before the counter is taken, so its lock is not held while a schema runs.
     errors = schema_errors(case_type.schema, data, validator=_validator(case_type))
     if errors:  # 400 listing every schema failure; a bad workflowVersionId is reported first
-        resolve_workflow(tenant_id=tenant_id, case_type=case_type, workflow_version_id=workflow_version_id)
+        hooks.workflows().resolve(
+            tenant_id=tenant_id, case_type=case_type, workflow_version_id=workflow_version_id
+        )
         raise ValidationFailed.from_errors(errors)
+    binding = hooks.workflows()
     context = _create_context(tenant_id, case_type, workflow_version_id)
-    workflow, number = context.workflow, context.number
+    workflow, number = context.reads[binding.create_read.name], context.number
     name = display_name or _default_display_name(case_type, number, data)
     created_at = timezone.now()
     # Every case gets a deadline: the case type's slaHours win, else the bound workflow's, else the
@@ -318,8 +285,8 @@ def case_create(
         },
     )
     if workflow is not None:
-        workflow_start(case=case, actor=user)
-    case_event_webhooks_configured(case=case, event="case:created", stored=context.webhook_config)
+        binding.start(case=case, actor=user)
+    hooks.case_event(case=case, event="case:created", reads=context.reads)
     return case
 
 
@@ -370,7 +337,7 @@ def case_update_data(*, user: User, case: Case, patch: dict[str, Any], expected_
         resource=f"cases/{case.id}",
         changes={**changes, "version": case.version},
     )
-    case_event_webhooks(case=case, event="case:updated")
+    hooks.case_event(case=case, event="case:updated")
     _announce(case, user)
     return case
 
@@ -393,7 +360,7 @@ def _finish(*, user: User, case: Case, status: str, action: str, reason: str, ou
     case.save(update_fields=["status", "status_reason", "outcome", "closed_at", "updated_at"])
     # Steps before the audit append: an SLA escalation or a user's release locks a step row, then
     # appends; halting after our append would wait for that row while holding the chain it wants.
-    workflow_halt(case=case, actor=user)
+    hooks.workflows().halt(case=case, actor=user)
     record(
         tenant_id=case.tenant_id,
         actor=str(user.id),
@@ -405,7 +372,7 @@ def _finish(*, user: User, case: Case, status: str, action: str, reason: str, ou
             "outcome": outcome or None,
         },
     )
-    case_event_webhooks(case=case, event=action)
+    hooks.case_event(case=case, event=action)
     _announce(case, user, status=status)
     return case
 

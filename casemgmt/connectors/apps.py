@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from casemgmt.cases.hooks import create_read_register, listener_register
+
 
 class ConnectorsConfig(AppConfig):
     name = "casemgmt.connectors"
@@ -14,3 +16,10 @@ class ConnectorsConfig(AppConfig):
         # App loading order, as above. Importing it registers the `connector` step type with
         # workflows, which sits below connectors.
         from casemgmt.connectors import step  # noqa: F401
+
+        # App loading order, as above. Cases sits below connectors: its events reach the outbound
+        # webhooks through these hooks, and a create reads the webhook configuration with its number.
+        from casemgmt.connectors.events import WEBHOOK_CONFIG_READ, case_event_listener
+
+        create_read_register(WEBHOOK_CONFIG_READ)
+        listener_register(case_event_listener)

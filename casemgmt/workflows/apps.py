@@ -1,6 +1,7 @@
 from django.apps import AppConfig
 
 from casemgmt.accounts.hooks import on_principal_disable
+from casemgmt.cases.hooks import workflow_binding_register
 from casemgmt.workflows import steps
 
 
@@ -10,8 +11,14 @@ class WorkflowsConfig(AppConfig):
 
     def ready(self) -> None:
         steps.load()  # fills the step-type registry; the step modules import models, so not before
-        # App loading order: the services import models, which cannot load before the registry is ready.
+        # App loading order: the services and the case binding import models, which cannot load
+        # before the registry is ready.
+        from casemgmt.workflows.case_binding import BINDING
+
+        # App loading order, as above.
         from casemgmt.workflows.services import tasks_release_for_user
 
         # Accounts sits below workflows: disabling a principal reaches its open tasks through this hook.
         on_principal_disable(tasks_release_for_user)
+        # Cases sits below workflows: a case binds, starts and halts its workflow through this binding.
+        workflow_binding_register(BINDING)

@@ -33,11 +33,6 @@ LAYERS: list[tuple[str, ...]] = [
     ("console",),
 ]
 APPS = {app: level for level, layer in enumerate(LAYERS) for app in layer}
-# Imports that still point upward, to be removed: creating, updating and closing a case starts and
-# halts its workflow and sends the case's outbound webhooks from cases.services (one SQL statement
-# reads the case number, the workflow and the webhook configuration together). Each entry fails the
-# test below once the import is gone, so the list only shrinks.
-KNOWN_UPWARD: set[tuple[str, str]] = {("cases", "workflows"), ("cases", "connectors")}
 
 
 def _modules() -> dict[str, Path]:
@@ -78,21 +73,13 @@ def test_apps_import_only_the_apps_below_them():
         (app, dep)
         for app, deps in _app_graph(_graph(type_checking=True)).items()
         for dep in deps
-        if APPS[dep] >= APPS[app] and (app, dep) not in KNOWN_UPWARD
+        if APPS[dep] >= APPS[app]
     )
     assert upward == []
 
 
-def test_known_upward_imports_still_exist():
-    graph = _app_graph(_graph(type_checking=True))
-    assert {(app, dep) for app, dep in KNOWN_UPWARD if dep not in graph[app]} == set()
-
-
 def test_no_import_loops_between_apps():
-    graph = _app_graph(_graph(type_checking=True))
-    for app, dep in KNOWN_UPWARD:
-        graph[app].discard(dep)
-    assert cycles(graph) == []
+    assert cycles(_app_graph(_graph(type_checking=True))) == []
 
 
 REASONS = ("app loading", "import-time", "import time")
