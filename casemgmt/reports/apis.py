@@ -101,8 +101,10 @@ class PeriodFilterSerializer(QuerySerializer):
         return {**period, **super().get_fields()}
 
 
-def _filters(view: Any, request: AuthenticatedRequest) -> tuple[selectors.Period, str | None]:
-    filters = view.FilterSerializer(data=request.query_params)
+def _filters(
+    filter_serializer: type[PeriodFilterSerializer], request: AuthenticatedRequest
+) -> tuple[selectors.Period, str | None]:
+    filters = filter_serializer(data=request.query_params)
     filters.is_valid(raise_exception=True)
     values = filters.validated_data
     return selectors.report_period(start=values["start"], end=values["end"]), values["case_type"]
@@ -132,7 +134,7 @@ class ReportSummaryApi(APIView):
         ]
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        period, case_type = _filters(self, request)
+        period, case_type = _filters(self.FilterSerializer, request)
         summary = selectors.report_summary(
             tenant_id=request.user.tenant_id, period=period, case_type=case_type
         )
@@ -154,7 +156,7 @@ class ReportSlaComplianceApi(APIView):
         ]
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        period, case_type = _filters(self, request)
+        period, case_type = _filters(self.FilterSerializer, request)
         sla = selectors.report_sla_compliance(
             tenant_id=request.user.tenant_id, period=period, case_type=case_type
         )
