@@ -25,6 +25,7 @@ from shared.api.fields import (
 )
 from shared.api.openapi import LIST_OF_OBJECTS, TEXT, errors_also, page_parameters, query
 from shared.api.pagination import get_page, page_links
+from shared.api.querying import QuerySerializer, QueryTextField
 from shared.api.time import iso
 from shared.web.clientip import client_ip
 
@@ -194,6 +195,10 @@ class PrincipalListCreateApi(APIView):
         kind = serializers.ChoiceField(choices=[User.KIND_HUMAN, User.KIND_AGENT], default=User.KIND_HUMAN)
         password = StrictCharField(max_length=1024, trim_whitespace=False, required=False)
 
+    class FilterSerializer(QuerySerializer):
+        search = QueryTextField(trim=True)
+        roleFilter = QueryTextField(trim=True, source="role")  # noqa: N815 (the API's spelling)
+
     @extend_schema(
         parameters=[
             *page_parameters(),
@@ -203,11 +208,10 @@ class PrincipalListCreateApi(APIView):
     )
     def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=25, max_limit=100)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         users, total = selectors.principal_list(
-            tenant_id=request.user.member_tenant_id,
-            page=page,
-            search=request.query_params.get("search", "").strip(),
-            role=request.query_params.get("roleFilter", "").strip(),
+            tenant_id=request.user.member_tenant_id, page=page, **filters.validated_data
         )
         next_url, _ = page_links(request, page, total)
         return Response({"data": [principal_out(u) for u in users], "total": total, "next": next_url})

@@ -49,7 +49,7 @@ def principal_get(*, tenant_id: UUID, principal_id: UUID) -> User:
 
 
 def principal_list(
-    *, tenant_id: UUID, page: Page, search: str = "", role: str = ""
+    *, tenant_id: UUID, page: Page, search: str | None = None, role: str | None = None
 ) -> tuple[list[User], int]:
     queryset = principals(tenant_id)
     if search:

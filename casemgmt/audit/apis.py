@@ -37,9 +37,9 @@ from shared.api.querying import (
 from shared.api.time import iso, now_ms
 from shared.audit.checkpoints import (
     CheckpointReport,
+    VerifyFromSerializer,
     checkpoint_out,
     checkpoint_report_out,
-    verify_from_checkpoint,
 )
 from shared.audit.models import AuditEventBase
 from shared.audit.openapi import CheckpointKeysOut
@@ -160,6 +160,7 @@ class AuditListApi(APIView):
 class AuditVerifyChainApi(APIView):
     OutputSerializer = openapi.ChainVerifyOut
     required = {"GET": "admin:audit"}
+    FilterSerializer = VerifyFromSerializer
 
     @extend_schema(
         parameters=[
@@ -173,9 +174,10 @@ class AuditVerifyChainApi(APIView):
         ]
     )
     def get(self, request: MemberRequest) -> Response:
-        from_checkpoint = verify_from_checkpoint(request.query_params.get("from"))
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         result, report = checkpoints.verify_tenant_chain_checkpointed(
-            tenant_id=request.user.member_tenant_id, from_checkpoint=from_checkpoint
+            tenant_id=request.user.member_tenant_id, **filters.validated_data
         )
         services.audit_record_verification(user=request.user, scope="audit/chain", result=result)
         return Response(chain_verify_out(result, report))

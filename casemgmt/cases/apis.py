@@ -33,7 +33,14 @@ from shared.api.openapi import (
     query,
 )
 from shared.api.pagination import get_page, next_link
-from shared.api.querying import QueryChoiceField, QuerySerializer, QueryTimestampField, QueryUUIDField
+from shared.api.querying import (
+    QueryBooleanField,
+    QueryChoiceField,
+    QuerySerializer,
+    QueryTextField,
+    QueryTimestampField,
+    QueryUUIDField,
+)
 from shared.api.time import iso
 
 # `sortBy` values: the API's spellings of the selector's sort keys.
@@ -166,6 +173,10 @@ class CaseTypeListCreateApi(APIView):
         prefix = StrictCharField(required=False, max_length=8)
         slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
 
+    class FilterSerializer(QuerySerializer):
+        key = QueryTextField()
+        latest = QueryBooleanField(default=False)
+
     @extend_schema(
         operation_id="case_types_list",
         responses=openapi.CaseTypeOut(many=True),
@@ -175,12 +186,9 @@ class CaseTypeListCreateApi(APIView):
         ],
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        latest = request.query_params.get("latest", "").lower()
-        if latest not in ("", "true", "false"):
-            raise ValidationFailed("latest must be true or false", field="latest")
-        types = selectors.case_type_list(
-            tenant_id=request.user.tenant_id, key=request.query_params.get("key"), latest=latest == "true"
-        )
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        types = selectors.case_type_list(tenant_id=request.user.tenant_id, **filters.validated_data)
         return Response([case_type_out(t) for t in types])
 
     @extend_schema(responses={201: openapi.CaseTypeOut})
@@ -320,6 +328,16 @@ class CaseSearchApi(APIView):
     OutputSerializer = openapi.SearchPageOut
     required = {"GET": "cases:read"}
 
+    class FilterSerializer(QuerySerializer):
+        q = QueryTextField(trim=True)
+
+        def validate_q(self, value: str | None) -> str:
+            if value is None:
+                raise serializers.ValidationError("q is required")
+            if len(value) > 500:
+                raise serializers.ValidationError("q must be at most 500 characters")
+            return value
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
@@ -332,13 +350,12 @@ class CaseSearchApi(APIView):
         ]
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        q = (request.query_params.get("q") or "").strip()
-        if not q:
-            raise ValidationFailed("q is required", field="q")
-        if len(q) > 500:
-            raise ValidationFailed("q must be at most 500 characters", field="q")
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         page = get_page(request.query_params, default_limit=25, max_limit=100)
-        hits, total, has_more = selectors.case_search(tenant_id=request.user.tenant_id, q=q, page=page)
+        hits, total, has_more = selectors.case_search(
+            tenant_id=request.user.tenant_id, page=page, **filters.validated_data
+        )
         return Response(
             {
                 "data": [search_hit_out(h) for h in hits],

@@ -3,7 +3,6 @@ outbox (dead letters and their replay)."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -28,6 +27,7 @@ from shared.api.errors import ValidationFailed
 from shared.api.fields import StrictCharField
 from shared.api.openapi import TEXT, UUID, one_of, page_parameters, query
 from shared.api.pagination import get_page, list_body
+from shared.api.querying import QueryChoiceField, QuerySerializer, QueryTextField, QueryUUIDField
 from shared.api.time import iso
 
 
@@ -147,6 +147,10 @@ class ConnectorTestApi(APIView):
 class InvocationListApi(APIView):
     required = {"GET": "admin:tenant"}
 
+    class FilterSerializer(QuerySerializer):
+        connector = QueryTextField()
+        caseId = QueryUUIDField(source="case_id")  # noqa: N815 (the API's spelling)
+
     @extend_schema(
         responses=openapi.InvocationPageOut,
         parameters=[
@@ -157,17 +161,21 @@ class InvocationListApi(APIView):
     )
     def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
-        rows = invocation_list(
-            tenant_id=request.user.member_tenant_id,
-            connector=request.query_params.get("connector"),
-            case_id=_uuid_param(request, "caseId"),
-        )
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        rows = invocation_list(tenant_id=request.user.member_tenant_id, **filters.validated_data)
         items = [invocation_out(r) for r in rows[page.offset : page.offset + page.limit]]
         return Response(list_body("data", items, rows.count(), page))
 
 
 class DeliveryListApi(APIView):
     required = {"GET": "admin:tenant"}
+
+    class FilterSerializer(QuerySerializer):
+        status = QueryChoiceField(
+            choices=dict(Delivery.STATUSES), message="status must be pending, sending, delivered or dead"
+        )
+        connector = QueryTextField()
 
     @extend_schema(
         responses=openapi.DeliveryPageOut,
@@ -179,13 +187,10 @@ class DeliveryListApi(APIView):
     )
     def get(self, request: AuthenticatedRequest) -> Response:
         page = get_page(request.query_params, default_limit=50, max_limit=500)
-        status = request.query_params.get("status")
-        if status and status not in dict(Delivery.STATUSES):
-            raise ValidationFailed("status must be pending, sending, delivered or dead", field="status")
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         rows = delivery_list(
-            tenant_id=request.user.member_tenant_id,
-            status=status,
-            connector=request.query_params.get("connector"),
+            tenant_id=request.user.member_tenant_id, **filters.validated_data
         ).select_related("step")
         items = [delivery_out(r) for r in rows[page.offset : page.offset + page.limit]]
         return Response(list_body("data", items, rows.count(), page))
@@ -198,13 +203,3 @@ class DeliveryReplayApi(APIView):
     def post(self, request: AuthenticatedRequest, delivery_id: str) -> Response:
         delivery = delivery_get(tenant_id=request.user.member_tenant_id, delivery_id=delivery_id)
         return Response(delivery_out(delivery_replay(user=request.user, delivery=delivery)))
-
-
-def _uuid_param(request: AuthenticatedRequest, name: str) -> str | None:
-    raw = request.query_params.get(name)
-    if not raw:
-        return None
-    try:
-        return str(uuid.UUID(raw))
-    except ValueError:
-        raise ValidationFailed(f"{name} must be a uuid", field=name) from None

@@ -26,7 +26,7 @@ def connector_config_values(*, tenant_id: UUID | str, key: str) -> dict[str, Any
 
 
 def invocation_list(
-    *, tenant_id: UUID | str, connector: str | None = None, case_id: str | None = None
+    *, tenant_id: UUID | str, connector: str | None = None, case_id: UUID | None = None
 ) -> QuerySet[Invocation]:
     rows = Invocation.objects.filter(tenant_id=tenant_id)
     if connector:

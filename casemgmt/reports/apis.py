@@ -21,7 +21,8 @@ from casemgmt.tenancy.throttling import ReportQueryThrottle
 from shared.api.fields import StrictCharField
 from shared.api.openapi import TEXT, TIMESTAMP_OR_DATE, page_parameters, query
 from shared.api.pagination import get_page
-from shared.api.time import iso, parse_iso
+from shared.api.querying import QuerySerializer, QueryTextField, QueryTimestampField
+from shared.api.time import iso
 
 
 def dashboard_out(dashboard: Dashboard) -> dict[str, Any]:
@@ -89,11 +90,24 @@ def answer_out(answer: services.Answer) -> dict[str, Any]:
     }
 
 
-def _period(request: AuthenticatedRequest) -> selectors.Period:
-    params = request.query_params
-    return selectors.report_period(
-        start=parse_iso(params.get("from"), "from"), end=parse_iso(params.get("to"), "to")
-    )
+class PeriodFilterSerializer(QuerySerializer):
+    """A report's period and case type: `from` and `to` (`from`, a Python keyword, cannot be a
+    declared field) are read into `start` and `end`."""
+
+    caseType = QueryTextField(source="case_type")  # noqa: N815 (the API's spelling)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        period = {"from": QueryTimestampField(source="start"), "to": QueryTimestampField(source="end")}
+        return {**period, **super().get_fields()}
+
+
+def _filters(
+    filter_serializer: type[PeriodFilterSerializer], request: AuthenticatedRequest
+) -> tuple[selectors.Period, str | None]:
+    filters = filter_serializer(data=request.query_params)
+    filters.is_valid(raise_exception=True)
+    values = filters.validated_data
+    return selectors.report_period(start=values["start"], end=values["end"]), values["case_type"]
 
 
 class ReportDashboardApi(APIView):
@@ -110,6 +124,7 @@ class ReportSummaryApi(APIView):
 
     OutputSerializer = openapi.ReportSummaryOut
     required = {"GET": "reports:read"}
+    FilterSerializer = PeriodFilterSerializer
 
     @extend_schema(
         parameters=[
@@ -119,9 +134,9 @@ class ReportSummaryApi(APIView):
         ]
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        period = _period(request)
+        period, case_type = _filters(self.FilterSerializer, request)
         summary = selectors.report_summary(
-            tenant_id=request.user.tenant_id, period=period, case_type=request.query_params.get("caseType")
+            tenant_id=request.user.tenant_id, period=period, case_type=case_type
         )
         return Response(summary_out(summary, period))
 
@@ -131,6 +146,7 @@ class ReportSlaComplianceApi(APIView):
 
     OutputSerializer = openapi.SlaComplianceOut
     required = {"GET": "reports:read"}
+    FilterSerializer = PeriodFilterSerializer
 
     @extend_schema(
         parameters=[
@@ -140,9 +156,9 @@ class ReportSlaComplianceApi(APIView):
         ]
     )
     def get(self, request: AuthenticatedRequest) -> Response:
-        period = _period(request)
+        period, case_type = _filters(self.FilterSerializer, request)
         sla = selectors.report_sla_compliance(
-            tenant_id=request.user.tenant_id, period=period, case_type=request.query_params.get("caseType")
+            tenant_id=request.user.tenant_id, period=period, case_type=case_type
         )
         return Response(sla_compliance_out(sla, period))
 

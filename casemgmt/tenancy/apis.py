@@ -16,6 +16,7 @@ from casemgmt.tenancy.models import DEFAULT_SLA_HOURS_MAX, DEFAULT_TERMINOLOGY, 
 from casemgmt.tenancy.request import MemberRequest
 from shared.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
 from shared.api.openapi import LIST_OF_OBJECTS, UUID, errors_also, query
+from shared.api.querying import QuerySerializer, QueryTextField
 
 HEX_COLOUR = r"^#[0-9A-Fa-f]{6}$"
 CSS_VARIABLE = re.compile(r"^--[A-Za-z0-9_-]{1,100}$")
@@ -233,12 +234,18 @@ class ManifestApi(APIView):
     authentication_classes: list = []
     required = {"GET": None}
 
+    class FilterSerializer(QuerySerializer):
+        # Text, not a UUID field: a malformed id is a tenant that does not exist (404), not a 400.
+        tenant = QueryTextField(source="tenant_id")
+
     @extend_schema(
         parameters=[query("tenant", UUID, "whose branding; default: the only tenant, if one")],
         extensions=errors_also(404),
     )
     def get(self, request: Request) -> Response:
-        tenant = selectors.manifest_tenant(tenant_id=request.query_params.get("tenant"))
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        tenant = selectors.manifest_tenant(**filters.validated_data)
         response = Response(manifest_out(*selectors.manifest_branding(tenant)))
         response["Cache-Control"] = "public, max-age=300"
         return response

@@ -19,9 +19,9 @@ from shared.api.pagination import get_page, list_body
 from shared.api.querying import QuerySerializer, QueryTextField
 from shared.audit.checkpoints import (
     CheckpointReport,
+    VerifyFromSerializer,
     checkpoint_out,
     checkpoint_report_out,
-    verify_from_checkpoint,
 )
 from shared.audit.openapi import CheckpointKeysOut
 from shared.audit.services import VerifyResult, event_to_dict, export_csv, export_json
@@ -78,6 +78,7 @@ class AuditEventListApi(APIView):
 
 class AuditVerifyApi(APIView):
     min_role = ADMIN_ONLY
+    FilterSerializer = VerifyFromSerializer
 
     @extend_schema(
         responses=openapi.AuditVerifyOut,
@@ -92,8 +93,9 @@ class AuditVerifyApi(APIView):
         ],
     )
     def get(self, request: Request) -> Response:
-        from_checkpoint = verify_from_checkpoint(request.query_params.get("from"))
-        result, report = checkpoints.audit_chain_verify_checkpointed(from_checkpoint=from_checkpoint)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        result, report = checkpoints.audit_chain_verify_checkpointed(**filters.validated_data)
         return Response(audit_verify_out(result, report))
 
 

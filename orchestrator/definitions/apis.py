@@ -22,7 +22,6 @@ from orchestrator.definitions.inputs import (
 )
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
 from orchestrator.security.principals import actor_name
-from shared.api import errors
 from shared.api.openapi import TEXT, query
 from shared.api.pagination import list_body
 from shared.api.querying import (
@@ -92,14 +91,21 @@ def deleted_out(message: str) -> dict:
     return {"success": True, "message": message}
 
 
-def _version_param(request: Request) -> int | None:
-    """`?version=N` reads that version of a definition; a malformed one is a 400."""
-    raw = request.query_params.get("version")
-    if raw is None:
-        return None
-    if not raw.isdigit() or int(raw) < 1:
-        raise errors.ValidationFailed("version must be a positive integer", field="version")
-    return int(raw)
+class VersionFilterSerializer(QuerySerializer):
+    """A definition view's `FilterSerializer`: `?version=N` reads that version of the definition."""
+
+    version = QueryTextField()
+
+    def validate_version(self, value: str | None) -> int | None:
+        if value is not None and (not value.isdigit() or int(value) < 1):
+            raise serializers.ValidationError("version must be a positive integer")
+        return None if value is None else int(value)
+
+
+def _version_param(filter_serializer: type[VersionFilterSerializer], request: Request) -> int | None:
+    filters = filter_serializer(data=request.query_params)
+    filters.is_valid(raise_exception=True)
+    return filters.validated_data["version"]
 
 
 class TaskListApi(APIView):
@@ -126,6 +132,8 @@ class TaskListApi(APIView):
 
 
 class TaskDetailApi(APIView):
+    FilterSerializer = VersionFilterSerializer
+
     @extend_schema_serializer(component_name="TaskIn")
     class InputSerializer(ObjectBodySerializer):
         name = TextField(required=False, allow_null=True, allow_blank=True)
@@ -155,7 +163,7 @@ class TaskDetailApi(APIView):
 
     @extend_schema(parameters=[VERSION_PARAM], responses=openapi.TaskOut)
     def get(self, request: Request, task_id: str) -> Response:
-        version = _version_param(request)
+        version = _version_param(self.FilterSerializer, request)
         if version is not None:
             return Response(task_out(selectors.task_version(task_id=task_id, version=version), detail=True))
         return Response(task_out(selectors.get_or_404(TaskDefinition, task_id, "Task"), detail=True))
@@ -197,6 +205,8 @@ class DagListApi(APIView):
 
 
 class DagDetailApi(APIView):
+    FilterSerializer = VersionFilterSerializer
+
     @extend_schema_serializer(component_name="DagIn")
     class InputSerializer(ObjectBodySerializer):
         name = TextField(required=False)
@@ -214,7 +224,7 @@ class DagDetailApi(APIView):
 
     @extend_schema(parameters=[VERSION_PARAM], responses=openapi.DagOut)
     def get(self, request: Request, dag_id: str) -> Response:
-        version = _version_param(request)
+        version = _version_param(self.FilterSerializer, request)
         if version is not None:
             return Response(dag_out(selectors.dag_version(dag_id=dag_id, version=version), detail=True))
         return Response(dag_out(selectors.get_or_404(Dag, dag_id, "DAG"), detail=True))

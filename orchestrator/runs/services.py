@@ -42,6 +42,7 @@ from orchestrator.runs.planning import (
     versions_of,
     with_parameter_set,
 )  # fmt: skip
+from orchestrator.runs.selectors import run_get
 from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api import errors
 from shared.api.problems import Problems
@@ -200,18 +201,11 @@ def _start(run: Run) -> None:
         state.run_start(run_id=run.run_id)
 
 
-def get_run(run_id: str) -> Run:
-    run = Run.objects.filter(pk=run_id).first()
-    if run is None:
-        raise errors.NotFound(f"Run {run_id} not found.")
-    return run
-
-
 @transaction.atomic
 def run_cancel(*, run_id: str, force: bool, actor: str = SYSTEM_ACTOR) -> int:
     """Pending/queued task runs cancelled, running ones stopped (SIGTERM, SIGKILL
     after the grace period; force: SIGKILL at once); the run is `cancelled` at once."""
-    get_run(run_id)
+    run_get(run_id)
     run = state.run_lock(run_id)
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
@@ -225,7 +219,7 @@ def run_pause(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
     """Task runs already running finish; nothing else of the run starts until it is resumed (the
     claim refuses task runs of a paused run, and completions queue no dependents of one). Pausing
     a paused run changes nothing; a finished run cannot be paused (409)."""
-    get_run(run_id)
+    run_get(run_id)
     run = state.run_lock(run_id)
     if run.status in TERMINAL:
         raise errors.InvalidState(f"Run {run_id} is already {run.status}.")
@@ -249,7 +243,7 @@ def run_resume(*, run_id: str, actor: str = SYSTEM_ACTOR) -> Run:
 
 @transaction.atomic
 def _resume_locked(run_id: str, actor: str) -> Run:
-    get_run(run_id)
+    run_get(run_id)
     run = state.run_lock(run_id)
     if run.status != PAUSED:
         raise errors.InvalidState(f"Run {run_id} is {run.status}, not paused.")
@@ -333,7 +327,7 @@ def run_rerun(
     executes the original's pinned definition versions, unless `latest` (commands, queues, pools
     and task parameters from the current definitions, the schedule's own parameters kept) or
     `reset_params` (the current definitions without the schedule's parameters and env_vars)."""
-    original = get_run(run_id)
+    original = run_get(run_id)
     if original.status not in TERMINAL:
         raise errors.InvalidState(
             f"Run {run_id} is still {original.status}; cancel it or wait for it to end."

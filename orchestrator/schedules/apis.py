@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -62,13 +62,27 @@ def schedule_out(schedule: Schedule) -> dict[str, Any]:
 class ScheduleSpecSerializer(serializers.Serializer):
     """The body of a create or a full replace."""
 
-    dag_id = StrictCharField(required=False, allow_null=True, max_length=100)
+    # Exactly one target and exactly one timing (`validate` enforces it; the schema says it).
+    openapi_extra = {
+        "allOf": [
+            {"oneOf": [{"required": ["dag_id"]}, {"required": ["task_id"]}]},
+            {"oneOf": [{"required": ["cron"]}, {"required": ["interval_seconds"]}]},
+        ]
+    }
+    dag_id = StrictCharField(
+        required=False, allow_null=True, max_length=100, help_text="Exactly one of dag_id and task_id."
+    )
     task_id = StrictCharField(required=False, allow_null=True, max_length=100)
-    cron = StrictCharField(required=False, allow_null=True, max_length=200)
+    cron = StrictCharField(
+        required=False,
+        allow_null=True,
+        max_length=200,
+        help_text="5 fields; exactly one of cron and interval_seconds.",
+    )
     interval_seconds = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=MAX_INTERVAL
     )
-    timezone = StrictCharField(required=False, default="UTC", max_length=64)
+    timezone = StrictCharField(required=False, default="UTC", max_length=64, help_text="IANA name, for cron.")
     parameters = serializers.DictField(required=False, default=dict)
     context = StrictCharField(required=False, allow_null=True, max_length=100)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     start_date = serializers.DateTimeField(required=False, allow_null=True)
@@ -108,8 +122,9 @@ class ScheduleSpecSerializer(serializers.Serializer):
 
 
 class ScheduleListCreateApi(APIView):
+    @extend_schema_serializer(component_name="ScheduleIn")
     class InputSerializer(ScheduleSpecSerializer):
-        id = StrictCharField(required=False, max_length=100)
+        id = StrictCharField(required=False, max_length=100, help_text="Generated when absent.")
 
         def validate_id(self, value: str) -> str:
             if not ID_RE.match(value):
@@ -140,9 +155,7 @@ class ScheduleListCreateApi(APIView):
         items, total = paged(selectors.schedule_list(**filters.validated_data), page)
         return Response(list_body("schedules", [schedule_out(s) for s in items], total, page))
 
-    @extend_schema(
-        request=openapi.ScheduleIn, responses={201: openapi.ScheduleOut}, extensions=errors_also(404)
-    )
+    @extend_schema(responses={201: openapi.ScheduleOut}, extensions=errors_also(404))
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -155,6 +168,7 @@ class ScheduleListCreateApi(APIView):
 
 
 class ScheduleDetailApi(APIView):
+    @extend_schema_serializer(component_name="ScheduleReplaceIn")
     class InputSerializer(ScheduleSpecSerializer):
         pass
 
@@ -162,7 +176,7 @@ class ScheduleDetailApi(APIView):
     def get(self, request: Request, schedule_id: str) -> Response:
         return Response(schedule_out(selectors.schedule_get(schedule_id=schedule_id)))
 
-    @extend_schema(request=openapi.ScheduleIn, responses=openapi.ScheduleOut)
+    @extend_schema(responses=openapi.ScheduleOut)
     def put(self, request: Request, schedule_id: str) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

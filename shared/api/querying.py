@@ -76,13 +76,16 @@ class QuerySerializer(serializers.Serializer):
 
 
 class QueryTextField(serializers.CharField):
-    """Text as sent (not trimmed); empty is absent."""
+    """Text as sent (`trim`: without surrounding whitespace); empty is absent."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, trim: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
+        self.trim = trim
         super().__init__(trim_whitespace=False, **kwargs)
 
     def run_validation(self, data: Any = empty) -> Any:
+        if self.trim and isinstance(data, str):
+            data = data.strip()
         if data in (empty, None, ""):
             return self.get_default() if self.default is not empty else None
         return data

@@ -29,8 +29,9 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from rest_framework import serializers
 
-from shared.api.errors import ValidationFailed
+from shared.api.querying import QueryChoiceField, QuerySerializer
 from shared.api.time import iso, now_ms
 from shared.audit.models import ERASED_HASH, AuditCheckpointBase, AuditEventBase
 from shared.audit.services import (
@@ -288,10 +289,14 @@ def checkpoint_report_out(report: CheckpointReport) -> dict[str, Any]:
 VERIFY_FROM = ("genesis", "checkpoint")
 
 
-def verify_from_checkpoint(raw: str | None) -> bool:
-    """`?from=`: absent or `genesis` walks the whole chain; `checkpoint` starts after the last
-    checkpoint that holds."""
-    value = raw or "genesis"
-    if value not in VERIFY_FROM:
-        raise ValidationFailed("from must be genesis or checkpoint", field="from")
-    return value == "checkpoint"
+class VerifyFromSerializer(QuerySerializer):
+    """A verify view's `FilterSerializer`: `?from=` absent or `genesis` walks the whole chain;
+    `checkpoint` starts after the last checkpoint that holds. Read into `from_checkpoint`
+    (`from`, a Python keyword, cannot be a declared field)."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        message = "from must be genesis or checkpoint"
+        return {"from": QueryChoiceField(choices=VERIFY_FROM, message=message, default="genesis")}
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return {"from_checkpoint": attrs["from"] == "checkpoint"}

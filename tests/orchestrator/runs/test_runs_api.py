@@ -8,7 +8,7 @@ import re
 import pytest
 
 from orchestrator.events.models import Event
-from orchestrator.runs.models import TaskRun
+from orchestrator.runs.models import Run, TaskRun
 from tests.orchestrator.helpers import api_key, assert_error, put_dag, put_task
 
 pytestmark = pytest.mark.django_db
@@ -256,6 +256,25 @@ def test_cancel_pending_run(api, diamond):
     assert_error(api.post(f"/api/cancel-run/{run_id}"), 409, "invalid_state")
     assert_error(api.post("/api/cancel-run/ghost"), 404, "not_found")
     assert_error(api.post(f"/api/cancel-run/{run_id}?force=perhaps"), 400, "validation_error", "force")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "forced"),
+    [
+        ("", {"force": True}, True),
+        ("?force=true", None, True),
+        ("", None, False),
+        ("", {"force": False}, False),
+        # lenient: a force that is not a boolean, or a body that is not an object, is no force
+        ("", {"force": "yes"}, False),
+        ("", [True], False),
+    ],
+)
+def test_cancel_reads_force_from_a_json_body_or_the_query(api, diamond, path, body, forced):
+    run_id = api.post("/api/schedule-dag", {"dag_id": diamond}, format="json").json()["run_id"]
+    response = api.post(f"/api/cancel-run/{run_id}{path}", body, format="json")
+    assert response.status_code == 200, response.content
+    assert Run.objects.get(pk=run_id).cancel_force is forced
 
 
 def test_rerun_rules(api, diamond):
