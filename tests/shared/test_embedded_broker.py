@@ -129,11 +129,10 @@ BURST = """
 import uuid
 import django
 django.setup()
-from django.conf import settings
-from casemgmt.accounts.tasks import send_welcome_email
-from casemgmt.vault.tasks import enqueue_erasure
+from casemgmt.accounts.queue import enqueue_welcome_email
+from casemgmt.vault.queue import enqueue_erasure
 for _ in range({count}):
-    send_welcome_email.apply_async(args=[str(uuid.uuid4())], queue=settings.ACCOUNTS_EMAIL_QUEUE)
+    enqueue_welcome_email(str(uuid.uuid4()))
 enqueue_erasure(uuid.uuid4())
 """
 
