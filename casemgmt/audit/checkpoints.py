@@ -7,7 +7,6 @@ checkpoint, and offers pending ones to the witnesses, in that tenant's own conte
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 from uuid import UUID
 
@@ -18,18 +17,12 @@ from casemgmt.tenancy import rls
 from casemgmt.tenancy.models import Tenant
 from shared import ssrf
 from shared.audit import checkpoints as shared_checkpoints
-from shared.audit.checkpoints import CheckpointPolicy, CheckpointReport, Witness
+from shared.audit.checkpoints import CheckpointPolicy, CheckpointReport
+from shared.audit.policy import settings_policy
 from shared.audit.services import VerifyResult
-from shared.audit.signing import Keyring, parse_keys
-from shared.audit.witness import file_witness, webhook_witness
 from shared.ssrf import Target
 
 LOG = "casemgmt"
-
-
-@functools.lru_cache(maxsize=4)
-def _keyring(entries: tuple[str, ...]) -> Keyring:
-    return parse_keys(list(entries))
 
 
 def _check_url(url: str) -> Target:
@@ -37,29 +30,13 @@ def _check_url(url: str) -> Target:
     return ssrf.check_url(url, allowed_hosts=settings.CONNECTOR_ALLOWED_HOSTS)
 
 
-def _witnesses() -> tuple[Witness, ...]:
-    found: list[Witness] = []
-    if settings.AUDIT_WITNESS_FILE:
-        found.append(file_witness(settings.AUDIT_WITNESS_FILE))
-    if settings.AUDIT_WITNESS_URL:
-        found.append(
-            webhook_witness(
-                settings.AUDIT_WITNESS_URL, check_url=_check_url, timeout=settings.CONNECTOR_TIMEOUT_SECONDS
-            )
-        )
-    return tuple(found)
-
-
 def policy() -> CheckpointPolicy:
-    """Built from the settings on each use, so a changed setting (a rotated key) applies at once."""
-    return CheckpointPolicy(
+    return settings_policy(
         log=LOG,
         events=AuditEvent,
         checkpoints=AuditCheckpoint,
-        keyring=_keyring(tuple(settings.AUDIT_SIGNING_KEYS)),
-        every_events=settings.AUDIT_CHECKPOINT_EVERY_EVENTS,
-        every_seconds=settings.AUDIT_CHECKPOINT_INTERVAL_SECONDS,
-        witnesses=_witnesses(),
+        check_url=_check_url,
+        timeout=settings.CONNECTOR_TIMEOUT_SECONDS,
     )
 
 

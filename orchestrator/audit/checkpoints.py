@@ -6,24 +6,16 @@ under it, so a beat running the sweep as well still makes one."""
 
 from __future__ import annotations
 
-import functools
-
 from django.conf import settings
 
 from orchestrator.audit.models import CHAIN, AuditCheckpoint, AuditEvent
 from shared import ssrf
 from shared.audit import checkpoints as shared_checkpoints
-from shared.audit.checkpoints import CheckpointPolicy, CheckpointReport, Witness
+from shared.audit.checkpoints import CheckpointPolicy, CheckpointReport
+from shared.audit.policy import settings_policy
 from shared.audit.services import VerifyResult
-from shared.audit.signing import Keyring, parse_keys
-from shared.audit.witness import file_witness, webhook_witness
 
 LOG = "orchestrator"
-
-
-@functools.lru_cache(maxsize=4)
-def _keyring(entries: tuple[str, ...]) -> Keyring:
-    return parse_keys(list(entries))
 
 
 def _check_url(url: str) -> ssrf.Target:
@@ -32,29 +24,13 @@ def _check_url(url: str) -> ssrf.Target:
     return ssrf.check_url(url, allowed_hosts=(), allow_private=settings.WEBHOOK_ALLOW_PRIVATE_TARGETS)
 
 
-def _witnesses() -> tuple[Witness, ...]:
-    found: list[Witness] = []
-    if settings.AUDIT_WITNESS_FILE:
-        found.append(file_witness(settings.AUDIT_WITNESS_FILE))
-    if settings.AUDIT_WITNESS_URL:
-        found.append(
-            webhook_witness(
-                settings.AUDIT_WITNESS_URL, check_url=_check_url, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
-            )
-        )
-    return tuple(found)
-
-
 def policy() -> CheckpointPolicy:
-    """Built from the settings on each use, so a changed setting (a rotated key) applies at once."""
-    return CheckpointPolicy(
+    return settings_policy(
         log=LOG,
         events=AuditEvent,
         checkpoints=AuditCheckpoint,
-        keyring=_keyring(tuple(settings.AUDIT_SIGNING_KEYS)),
-        every_events=settings.AUDIT_CHECKPOINT_EVERY_EVENTS,
-        every_seconds=settings.AUDIT_CHECKPOINT_INTERVAL_SECONDS,
-        witnesses=_witnesses(),
+        check_url=_check_url,
+        timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
     )
 
 
