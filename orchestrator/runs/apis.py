@@ -280,7 +280,7 @@ class TaskLogStreamApi(APIView):
         self.request.accepted_media_type = JSONRenderer.media_type
         return super().handle_exception(exc)
 
-    @extend_schema(responses={(200, "text/event-stream"): str})
+    @extend_schema(responses={(200, "text/event-stream"): openapi.LOG_STREAM_EVENT})
     def get(self, request: Request, task_run_id: str) -> StreamingHttpResponse:
         tr = selectors.task_run_get(task_run_id)
         raw_after = request.headers.get("Last-Event-ID") or request.query_params.get("after") or "0"
