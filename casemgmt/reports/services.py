@@ -45,7 +45,7 @@ class Answer:
 
 @transaction.atomic
 def report_create(*, user: User, name: str, query: str) -> Report:
-    check_query(query)  # 400 query_refused before anything is stored
+    check_query(query)  # 400 validation_error before anything is stored
     report = Report.objects.create(tenant_id=user.member_tenant_id, name=name, query=query, created_by=user)
     _audit(user, "report:created", report, {"name": name, "query": query})
     return report

@@ -211,11 +211,12 @@ FUNCTION_KINDS, FUNCTION_NAMES = _allowed_functions()
 
 
 def refuse(reason: str) -> ValidationFailed:
-    return ValidationFailed(f"Query refused: {reason}", field="query", code="query_refused")
+    # A refusal is an ordinary 400 validation_error; the reason is in the message and details.
+    return ValidationFailed(f"Query refused: {reason}", field="query")
 
 
 def check_query(sql: str) -> str:
-    """The SQL text to run for `sql`, or a 400 `query_refused` saying why it may not run."""
+    """The SQL text to run for `sql`, or a 400 `validation_error` saying why it may not run."""
     if not isinstance(sql, str) or not sql.strip():
         raise refuse("the query is empty")
     if len(sql) > MAX_QUERY_CHARS:

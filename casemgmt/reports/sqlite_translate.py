@@ -6,7 +6,7 @@ column types: timestamps are canonical UTC text (see `sqlite_functions`), so `ts
 number of seconds, `ts + interval` a calendar shift, an interval literal its seconds, a string
 compared with a timestamp is read as a timestamp first. PostgreSQL functions SQLite lacks call
 the `report_*` functions the report connection registers. What has no faithful equivalent is
-refused (400 query_refused) rather than answered differently.
+refused (400 validation_error, "Query refused: ...") rather than answered differently.
 """
 
 from __future__ import annotations

@@ -289,7 +289,7 @@ class TaskLogStreamApi(APIView):
         return super().handle_exception(exc)
 
     @extend_schema(
-        responses={(200, "text/event-stream"): str},
+        responses={(200, "text/event-stream"): openapi.LOG_STREAM_EVENT},
         parameters=[
             query("after", {"type": "string", "pattern": "^[0-9]{1,18}$"}, "resume after this line id")
         ],

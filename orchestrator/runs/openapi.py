@@ -169,3 +169,39 @@ class PoolList(serializers.Serializer):
     total = serializers.IntegerField()
     limit = serializers.IntegerField()
     offset = serializers.IntegerField()
+
+
+# One server-sent event as a client parses it: a log line (`message`, its line id as `id`), then
+# `end` with `{"status": ...}` once the task run is finished, or `truncated` with
+# `{"sent_bytes", "next_id"}` at the connection's byte cap. An event after a line keeps that line's
+# id (the stream's last event id), so a reconnect resumes after it.
+_LINE_ID = {"type": "string", "pattern": "^[0-9]+$"}
+LOG_STREAM_EVENT = {
+    "description": "One server-sent event (comment lines such as keep-alives are not events).",
+    "oneOf": [
+        {
+            "type": "object",
+            "required": ["event", "data", "id"],
+            "properties": {"event": {"type": "string", "enum": ["message"]}, "data": {"type": "string"},
+                           "id": _LINE_ID},
+        },
+        {
+            "type": "object",
+            "required": ["event", "data"],
+            "properties": {
+                "event": {"type": "string", "enum": ["end"]},
+                "data": {"type": "string", "description": 'JSON: {"status": "completed" | "failed" | "cancelled"}'},
+                "id": _LINE_ID,
+            },
+        },
+        {
+            "type": "object",
+            "required": ["event", "data"],
+            "properties": {
+                "event": {"type": "string", "enum": ["truncated"]},
+                "data": {"type": "string", "description": 'JSON: {"sent_bytes": <int>, "next_id": <int>}'},
+                "id": _LINE_ID,
+            },
+        },
+    ],
+}  # fmt: skip

@@ -85,13 +85,7 @@ def build_task_runs(
     ids = new_task_run_ids(sorted(definitions))
     runs = []
     for task_id, task in sorted(definitions.items()):
-        env = {
-            **opts.env_vars,
-            **task.parameters,
-            **dag_parameters.get(task_id, {}),
-            **context_vars,
-            **schedule_parameters.get(task_id, {}),
-        }
+        env = _task_env(task, opts, dag_parameters, context_vars, schedule_parameters)
         runs.append(
             TaskRun(
                 id=ids[task_id],
@@ -108,6 +102,45 @@ def build_task_runs(
             )
         )
     return mark_leaves(runs)
+
+
+def latest_sources(
+    *,
+    definitions: dict[str, TaskDefinition],
+    dag_parameters: dict[str, dict[str, str]],
+    context_vars: dict[str, str],
+    schedule_parameters: dict[str, dict[str, str]],
+    opts: ScheduleOptions,
+) -> dict[str, TaskRun]:
+    """{task_id: unsaved task run with only command, env, queue and pool}: what a rerun with the
+    latest definitions takes from them. No ids and no upstream: the rerun keeps the original's
+    graph, and a selected task's dependencies are usually outside the selection (carried over)."""
+    return {
+        task_id: TaskRun(
+            task_id=task_id,
+            command=task.command,
+            env=_task_env(task, opts, dag_parameters, context_vars, schedule_parameters),
+            queue=task.queue,
+            pool=task.pool,
+        )
+        for task_id, task in sorted(definitions.items())
+    }
+
+
+def _task_env(
+    task: TaskDefinition,
+    opts: ScheduleOptions,
+    dag_parameters: dict[str, dict[str, str]],
+    context_vars: dict[str, str],
+    schedule_parameters: dict[str, dict[str, str]],
+) -> dict[str, str]:
+    return {
+        **opts.env_vars,
+        **task.parameters,
+        **dag_parameters.get(task.id, {}),
+        **context_vars,
+        **schedule_parameters.get(task.id, {}),
+    }
 
 
 def versions_of(definitions: dict[str, TaskDefinition]) -> dict[str, int]:

@@ -36,6 +36,7 @@ from orchestrator.runs.models import (
 from orchestrator.runs.planning import (
     ScheduleOptions,
     build_task_runs,
+    latest_sources,
     rerun_selection,
     rerun_task_runs,
     split_parameters,
@@ -303,14 +304,14 @@ def _fresh_definitions(
             Problems(), original.parameters, known, default_task=original.target_task_id
         )
         context_vars = original.context
-    runs = build_task_runs(
+    sources = latest_sources(
         definitions=definitions,
         dag_parameters=dag_params,
         context_vars=context_vars,
         schedule_parameters=per_task,
         opts=opts,
     )
-    return {tr.task_id: tr for tr in runs}, versions_of(definitions)
+    return sources, versions_of(definitions)
 
 
 def run_rerun(

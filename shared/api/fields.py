@@ -8,10 +8,18 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 
 class StrictCharField(serializers.CharField):
     """A string and nothing else: `3` or `true` is a 400, not silently turned into text."""
+
+    def run_validation(self, data: Any = empty) -> Any:
+        # The length cap is the documents' maxLength, which counts the text as sent: DRF checks it
+        # after trimming, so "   " + a capped name would otherwise pass.
+        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().run_validation(data)
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):

@@ -191,16 +191,11 @@ LIST_OF_OBJECTS: dict[Any, Any] = {
 
 
 def page_parameters(*, default_limit: int = 25, max_limit: int = 100) -> list[OpenApiParameter]:
-    """`limit` and `offset` as `shared.api.pagination.get_page` reads them (out of range: 400)."""
+    """`limit` and `offset` as `shared.api.pagination.get_page` reads them (out of range: 400; an
+    empty value, `?limit=`, is the default, as for every query parameter)."""
     return [
-        OpenApiParameter(
-            "limit",
-            {"type": "integer", "minimum": 1, "maximum": max_limit},
-            description=f"default {default_limit}",
-        ),
-        OpenApiParameter(
-            "offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET}, description="default 0"
-        ),
+        query("limit", {"type": "integer", "minimum": 1, "maximum": max_limit}, f"default {default_limit}"),
+        query("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET}, "default 0"),
     ]
 
 

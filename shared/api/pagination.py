@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +25,17 @@ class Page:
     offset: int
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
 def parse_int(params: QueryDict, name: str, default: int, *, minimum: int, maximum: int | None = None) -> int:
     raw = params.get(name)
     if raw in (None, ""):
         return default
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise ValidationFailed(f"{name} must be an integer", field=name) from None
+    # int() also reads " 5", "5_0" and non-ASCII digits, which are not the documents' integer
+    if not isinstance(raw, str) or not _INTEGER.fullmatch(raw):
+        raise ValidationFailed(f"{name} must be an integer", field=name)
+    value = int(raw) if len(raw.lstrip("+-0")) <= 18 else (-1 if raw.startswith("-") else 10**19)
     if value < minimum or (maximum is not None and value > maximum):
         bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
         raise ValidationFailed(f"{name} must be {bound}", field=name)

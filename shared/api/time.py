@@ -14,7 +14,11 @@ def iso(value: datetime | None) -> str | None:
     if value is None:
         return None
     value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # Not strftime: glibc's %Y writes year 563 as "563", which is not ISO 8601 (four digits).
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:"
+        f"{value.second:02d}.{value.microsecond // 1000:03d}Z"
+    )
 
 
 def now_ms() -> datetime:

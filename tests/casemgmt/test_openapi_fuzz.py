@@ -12,11 +12,26 @@ import pytest
 from casemgmt.accounts.tenants import tenant_create
 from tests.casemgmt.conftest import PASSWORD
 from tests.support.openapi_fuzz import run_schemathesis
+from tests.support.processes import start_procfile_server
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
-def test_schemathesis_finds_no_failure(production_web):
+@pytest.fixture
+def fuzzed_web(subprocess_env):
+    """The Procfile's case-web, with the per-IP login lockout out of reach: fuzzing /auth/login
+    from one address fails logins by the hundred, and the lockout (doing its job) would then refuse
+    the fresh logins the run needs for /auth/logout. The per-email lockout stays as configured."""
+    env = {**subprocess_env, "CASE_AUTH_LOCKOUT_IP_FAILURES": "1000000"}
+    server, base = start_procfile_server("case-web", env=env, health_path="/healthz")
+    try:
+        yield base
+    finally:
+        server.stop()
+
+
+def test_schemathesis_finds_no_failure(fuzzed_web):
+    production_web = fuzzed_web
     email = f"fuzz-{uuid.uuid4().hex[:8]}@fuzz.test"
     tenant_create(name=f"Fuzz {uuid.uuid4().hex[:8]}", admin_email=email, admin_password=PASSWORD)
     login = httpx.post(

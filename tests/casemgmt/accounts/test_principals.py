@@ -204,9 +204,23 @@ def test_list_pages_searches_and_filters(admin_api, make_user, tenant, other_ten
     }
 
 
-@pytest.mark.parametrize("query", [{"limit": 0}, {"limit": 101}, {"limit": "x"}, {"offset": -1}])
+@pytest.mark.parametrize(
+    "query",
+    [{"limit": 0}, {"limit": 101}, {"limit": "x"}, {"offset": -1},
+     # int() reads these, the documents' integer does not
+     {"limit": "5_0"}, {"limit": " 5"}, {"limit": "\u0665"}, {"offset": "1" + "0" * 5000}],
+)  # fmt: skip
 def test_list_bad_paging_is_400(admin_api, query):
     assert admin_api.get("/admin/principals", query).status_code == 400
+
+
+def test_an_empty_limit_or_offset_is_the_default_as_documented(admin_api):
+    assert admin_api.get("/admin/principals", {"limit": "", "offset": ""}).status_code == 200
+    document = admin_api.get("/openapi.json").json()
+    limit = next(
+        p for p in document["paths"]["/admin/principals"]["get"]["parameters"] if p["name"] == "limit"
+    )
+    assert {"type": "string", "enum": [""]} in limit["schema"]["anyOf"]
 
 
 def test_list_limit_100_is_allowed(admin_api):

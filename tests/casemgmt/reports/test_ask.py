@@ -126,7 +126,8 @@ def test_hostile_or_useless_sql_is_refused_before_it_runs(api, analyst, model, w
     response = ask(api(analyst), question)
     assert response.status_code == 400, response.json()
     body = response.json()
-    assert body["code"] == "query_refused" and reason in body["message"]
+    assert body["code"] == "validation_error" and reason in body["message"]
+    assert body["message"].startswith("Query refused: ") and body["details"]["field"] == "query"
     assert body["details"]["query"] == REPLIES[question].strip()
     assert Case.objects.filter(tenant=world.tenant, status="active").count() == 3
 

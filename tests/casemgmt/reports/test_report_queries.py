@@ -87,7 +87,8 @@ def test_tricks_are_refused_before_anything_is_stored(api, analyst, world, other
     client = api(analyst)
     for query in TRICKS:
         body = refused(client, query)
-        assert body["code"] == "query_refused" and body["details"]["field"] == "query", query
+        assert body["code"] == "validation_error" and body["details"]["field"] == "query", query
+        assert body["message"].startswith("Query refused: "), body
     assert client.get("/reports").json() == []
     assert Case.objects.count() == 12 and Case.objects.filter(status="closed").count() == 4
 

@@ -82,7 +82,7 @@ REFUSED = [
 def test_refused_with_reason(sql, reason):
     with pytest.raises(ValidationFailed) as caught:
         check_query(sql)
-    assert caught.value.code == "query_refused"
+    assert caught.value.code == "validation_error"
     assert reason in caught.value.message, caught.value.message
 
 
@@ -128,4 +128,4 @@ def test_input_the_parser_trips_over_is_refused_not_an_error():
     # sqlglot raises an AttributeError inside for this one; it must still be a plain refusal.
     with pytest.raises(ValidationFailed) as caught:
         check_query("WITH $a AS (SELECT id FROM cases) SELECT c.id FROM a JOIN cases c ON c.id = a.id")
-    assert caught.value.code == "query_refused"
+    assert caught.value.code == "validation_error"

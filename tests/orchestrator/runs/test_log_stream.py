@@ -10,6 +10,7 @@ import time
 import uuid
 
 import httpx
+import jsonschema
 import pytest
 
 from orchestrator.runs import logstream
@@ -111,3 +112,38 @@ def test_byte_caps_per_connection_and_per_second(api, server):
     )
     assert len([e for e in slow if "event" not in e]) == 40 and slow[-1]["event"] == "end"
     assert elapsed >= 2
+
+
+def as_client_reads(events: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Events as an SSE client sees them: unnamed ones are `message`, and each keeps the stream's
+    last event id."""
+    seen, last_id = [], None
+    for e in events:
+        last_id = e.get("id", last_id)
+        seen.append(
+            {"event": e.get("event", "message"), "data": e["data"], **({"id": last_id} if last_id else {})}
+        )
+    return seen
+
+
+def test_every_event_matches_the_documented_event_schema(api, server):
+    task_id = f"doc{uuid.uuid4().hex[:6]}"
+    put_task(api, task_id, "echo one; echo two", queue=QUEUE)
+    task_run_id = schedule(api, task_id)
+    wait_for(lambda: api.get(f"/api/tasks/{task_run_id}/logs").json()["end_time"], what="the task to finish")
+    headers = {"X-API-Key": api_key("viewer")}
+    document = httpx.get(f"{server}/openapi.json", headers=headers, timeout=30).json()
+    operation = document["paths"]["/api/tasks/{task_run_id}/logs/stream"]["get"]
+    schema = operation["responses"]["200"]["content"]["text/event-stream"]["schema"]
+    ended = as_client_reads(parse(httpx.get(f"{server}/api/tasks/{task_run_id}/logs/stream",
+                                            headers=headers, timeout=30).text))  # fmt: skip
+    first_event = logstream.event("one", event_id=int(ended[0]["id"]))
+
+    async def truncated() -> bytes:  # room for the first line only
+        limits = logstream.Limits(bytes_per_second=10**6, max_bytes=len(first_event), poll_seconds=0.1)
+        return b"".join([c async for c in logstream.follow(task_run_id, after_id=0, limits=limits)])
+
+    events = ended + as_client_reads(parse(asyncio.run(truncated()).decode()))
+    assert [e["event"] for e in events] == ["message", "message", "end", "message", "truncated"]
+    for e in events:
+        jsonschema.validate(e, schema)

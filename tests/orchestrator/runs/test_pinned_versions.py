@@ -62,3 +62,33 @@ def test_latest_keeps_the_schedule_parameters(agents, api):
     put_task(api, "pin_param", "echo v2-${WHO}", parameters={"WHO": "default"})
     assert logs_of(api, rerun(api, first["run_id"], latest=True), "pin_param") == "v2-caller"
     assert logs_of(api, rerun(api, first["run_id"], reset_params=True), "pin_param") == "v2-default"
+
+
+def test_a_partial_rerun_with_the_latest_definitions_keeps_the_carried_over_upstream(agents, api):
+    """Selected tasks whose dependencies are carried over (failed_only, from_task) take their
+    latest definitions without the carried ones: this was a 500 (KeyError) with reset_params or
+    latest."""
+    put_task(api, "part_a", "echo a")
+    put_task(api, "part_b", "echo b-${WHO}", dependencies=["part_a"], parameters={"WHO": "v1"})
+    put_task(api, "part_c", "exit 3", dependencies=["part_b"])
+    put_dag(api, "part_dag", ["part_a", "part_b", "part_c"])
+    run_id = api.post("/api/schedule-dag", {"dag_id": "part_dag"}, format="json").json()["run_id"]
+    first = wait_run(api, run_id)
+    assert first["status"] == "failed" and tasks_by_id(first)["part_c"]["status"] == "failed"
+    put_task(api, "part_b", "echo b2-${WHO}", dependencies=["part_a"], parameters={"WHO": "v2"})
+    put_task(api, "part_c", "echo c2", dependencies=["part_b"])
+
+    for flags in ({"reset_params": True}, {"latest": True}):
+        again = rerun(api, run_id, failed_only=True, **flags)
+        assert again["status"] == "completed", again
+        assert logs_of(api, again, "part_c") == "c2"
+        carried = TaskRun.objects.get(run_id=again["run_id"], task_id="part_b")
+        assert carried.carried_from == tasks_by_id(first)["part_b"]["task_run_id"]
+        assert api.get(f"/api/runs/{again['run_id']}").json()["versions"] == {
+            "part_a": 1, "part_b": 1, "part_c": 2,
+        }  # fmt: skip
+
+    from_b = rerun(api, run_id, from_task="part_b", reset_params=True)
+    assert from_b["status"] == "completed", from_b
+    assert logs_of(api, from_b, "part_b") == "b2-v2" and logs_of(api, from_b, "part_c") == "c2"
+    assert TaskRun.objects.get(run_id=from_b["run_id"], task_id="part_a").carried_from
