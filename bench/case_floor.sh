@@ -15,6 +15,8 @@ HARNESS=${1:-${CASE_FLOOR:?pass the case-floor harness folder (or set CASE_FLOOR
 HARNESS=$(cd "$HARNESS" && pwd)
 export DUR=${DUR:-15} CONC=${CONC:-32} OUT=${OUT:-$ROOT/var/bench/case-floor}
 export PATH=$ROOT/.venv/bin:$PATH CASE_ALLOWED_HOSTS=${CASE_ALLOWED_HOSTS:-127.0.0.1,localhost}
+# Production settings need audit signing keys (an Ed25519 seed); this one is the benchmark's own.
+export CASE_AUDIT_SIGNING_KEYS=${CASE_AUDIT_SIGNING_KEYS:-bench:YmVuY2gtb25seS1hdWRpdC1zaWduaW5nLXNlZWQtMzI=}
 mkdir -p "$OUT"
 # The harness serves the floor with gunicorn: the project's `bench` extra.
 "$ROOT/.venv/bin/python" -c 'import gunicorn' 2>/dev/null || "$ROOT/.venv/bin/python" -m pip install --quiet -e "$ROOT[bench]"

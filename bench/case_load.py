@@ -63,6 +63,7 @@ def server_env() -> dict[str, str]:
         "CASE_DATABASE_URL": DATABASE_URL,
         "CASE_REDIS_URL": REDIS_URL,
         "CASE_SECRET_KEY": "bench-secret-key-" + "x" * 40,
+        "CASE_AUDIT_SIGNING_KEYS": "bench:YmVuY2gtb25seS1hdWRpdC1zaWduaW5nLXNlZWQtMzI=",  # Ed25519 seed, bench only
         "CASE_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "CASE_SECURE_COOKIES": "false",
         "CASE_LOG_LEVEL": "WARNING",

@@ -55,6 +55,7 @@ def environment() -> dict[str, str]:
         "CASE_REDIS_URL": os.environ.get("CASE_REDIS_URL", "redis://127.0.0.1:6379"),
         "CASE_SECRET_KEY": "profile-secret-" + "x" * 40,
         "CASE_FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+        "CASE_AUDIT_SIGNING_KEYS": "bench:YmVuY2gtb25seS1hdWRpdC1zaWduaW5nLXNlZWQtMzI=",  # Ed25519 seed, bench only
         "CASE_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "CASE_SECURE_COOKIES": "false",
         "CASE_LOG_LEVEL": "WARNING",

@@ -44,6 +44,7 @@ SERVICE_ENV = {
     "ORCH_REDIS_URL": "redis://127.0.0.1:6379",
     "ORCH_SECRET_KEY": "orch-bench-secret-key-not-for-production",
     "ORCH_FIELD_ENCRYPTION_KEYS": "dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE=",
+    "ORCH_AUDIT_SIGNING_KEYS": "bench:YmVuY2gtb25seS1hdWRpdC1zaWduaW5nLXNlZWQtMzI=",  # Ed25519 seed, bench only
     "ORCH_ALLOWED_HOSTS": "127.0.0.1,localhost",
     "ORCH_SECURE_COOKIES": "false",
     "TEST_RUN_TOKEN": "orchbench",

@@ -46,6 +46,7 @@ os.environ.update(
         "ORCH_REDIS_URL": os.environ.get("ORCH_REDIS_URL", "redis://127.0.0.1:6379"),
         "ORCH_SECRET_KEY": "orch-profile-secret-key-not-for-production",
         "ORCH_FIELD_ENCRYPTION_KEYS": "dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMtISE=",
+        "ORCH_AUDIT_SIGNING_KEYS": "bench:YmVuY2gtb25seS1hdWRpdC1zaWduaW5nLXNlZWQtMzI=",  # Ed25519 seed, bench only
         "ORCH_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "ORCH_LOG_LEVEL": "WARNING",
         "TEST_RUN_TOKEN": os.environ.get("TEST_RUN_TOKEN", "orchprofile"),
