@@ -197,17 +197,17 @@ def test_the_runs_graph_sees_imports_inside_functions_and_through_other_apps(tmp
 
 
 # --- The apps: each imports only the apps below it, imports inside functions and under
-# TYPE_CHECKING included. The order is pyproject.toml's import-linter contract APP_CONTRACT
+# TYPE_CHECKING included. The order is pyproject.toml's import-linter contract APP_LAYERS_ID
 # (`lint-imports` checks it too); `config` (settings, URLs, ASGI, Celery) sits above every app.
 
-APP_CONTRACT = "orchestrator-app-layers"
+APP_LAYERS_ID = "orchestrator-app-layers"
 FOUNDATION = [("audit",), ("security",), ("definitions",)]
 
 
 def _app_layers() -> list[tuple[str, ...]]:
     """The contract's layers, bottom first (`a | b`: siblings, which import neither the other)."""
     config = tomllib.loads((PACKAGE / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (contract,) = [c for c in config["contracts"] if c.get("id") == APP_CONTRACT]
+    (contract,) = [c for c in config["contracts"] if c.get("id") == APP_LAYERS_ID]
     assert contract["containers"] == ["orchestrator"]
     return [tuple(name.strip() for name in layer.split("|")) for layer in reversed(contract["layers"])]
 
