@@ -17,11 +17,16 @@ WORKER = ["tasks:read", "tasks:claim", "tasks:complete", "cases:read"]
 
 
 def make_team(client, name=None, **extra):
-    return ok(client.post("/teams", {"name": name or f"team-{uuid.uuid4().hex[:6]}", **extra}, format="json"), 201)
+    return ok(
+        client.post("/teams", {"name": name or f"team-{uuid.uuid4().hex[:6]}", **extra}, format="json"), 201
+    )
 
 
 def add_member(client, team, user, lead=False):
-    return ok(client.post(f"/teams/{team['id']}/members", {"userId": str(user.id), "lead": lead}, format="json"), 201)
+    return ok(
+        client.post(f"/teams/{team['id']}/members", {"userId": str(user.id), "lead": lead}, format="json"),
+        201,
+    )
 
 
 def test_team_crud_members_and_audit(api, admin_user, make_user, tenant, other_tenant):
