@@ -1,5 +1,5 @@
-"""YAML definition files: one document, a YAML stream of documents (`---`) or a list of documents
-per file; every document is a mapping with a `kind`. Files are read in name order (`*.yaml`,
+"""YAML definition files: one document, a YAML stream of documents (`---`), lists of documents, or
+a mix, per file; every document is a mapping with a `kind`. Files are read in name order (`*.yaml`,
 `*.yml`, in subfolders too) so a plan lists the same folder the same way every time."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 import yaml
 
-from shared.api.errors import ValidationFailed
+from shared.api.errors import ApplicationError, ValidationFailed
+from shared.api.handler import to_application_error
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -52,11 +53,48 @@ def read_documents(folder: Path) -> list[Document]:
 
 def _file_documents(path: Path, name: str) -> list[Document]:
     try:
-        loaded = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed(f"{name}: not UTF-8 text ({exc})", field=name) from None
+    return parse_documents(name, text)
+
+
+class _JsonLoader(yaml.SafeLoader):
+    """YAML that means what the same JSON would: no aliases (a few lines could expand into
+    gigabytes once written out) and no implicit timestamps (dates stay the strings the API reads)."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed", mark)
+        return super().compose_node(parent, index)
+
+
+def _json_like(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_like(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_json_like(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def parse_documents(name: str, text: str) -> list[Document]:
+    """The documents of one file's text (`name` is how errors name the file)."""
+    try:
+        loaded = [d for d in yaml.load_all(text, Loader=_JsonLoader) if d is not None]  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
         raise ValidationFailed(f"{name}: not valid YAML ({exc})".replace("\n", " "), field=name) from None
-    if len(loaded) == 1 and isinstance(loaded[0], list):
-        loaded = loaded[0]
+    # A document that is a list holds several definitions (numbered on, as if they were a stream).
+    loaded = [item for d in loaded for item in (d if isinstance(d, list) else [d])]
+    if not _json_like(loaded):
+        raise ValidationFailed(
+            f"{name}: only JSON values (string keys; no dates, sets or binary)", field=name
+        )
     documents = []
     for index, body in enumerate(loaded):
         document = Document(name, index, body if isinstance(body, dict) else {})
@@ -74,3 +112,19 @@ def dump_documents(bodies: list[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(
         bodies, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
     )
+
+
+def located(exc: Exception, where: str) -> ApplicationError:
+    """The error a document caused (a serializer's or a service's), of the same class and code,
+    each field prefixed with the document it came from (`file.yaml#2:command`)."""
+    error = to_application_error(exc)
+    if error is None:
+        raise exc
+    problems = error.errors or [{"field": "", "error": error.message}]
+    located_errors = [
+        {"field": f"{where}:{p.get('field') or ''}".rstrip(":"), "error": p["error"]} for p in problems
+    ]
+    first = located_errors[0]
+    located_error = type(error)(f"{first['field']}: {first['error']}", errors=located_errors)
+    located_error.code = error.code
+    return located_error

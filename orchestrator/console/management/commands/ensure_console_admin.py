@@ -11,9 +11,9 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
-from orchestrator.definitions import services as definitions
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.security.services import user_create
+from orchestrator.system.definitions import sync_apply, sync_plan
 from shared.definitions.files import read_documents
 
 USERNAME = "admin"
@@ -22,21 +22,8 @@ DEMO_EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "orchestrator"
 
 
 def create_demo_dag() -> None:
-    for document in read_documents(DEMO_EXAMPLE):
-        body = dict(document.body)
-        kind, object_id = body.pop("kind"), body.pop("id")
-        if kind == "task":
-            definitions.task_definition_put(
-                task_id=object_id, name=body.get("name", ""), description=body.get("description", ""),
-                command=body["command"], dependencies=body.get("dependencies", []),
-                parameters=body.get("parameters", {}), queue=body.get("queue", ""),
-            )  # fmt: skip
-        elif kind == "dag":
-            definitions.dag_put(
-                dag_id=object_id, name=body.get("name", ""), description=body.get("description", ""),
-                tasks=[{"id": t, "parameters": {}} for t in body["tasks"]], context=None,
-                tags=body.get("tags", []),
-            )  # fmt: skip
+    # Through the definitions sync, as a user would apply the example folder.
+    sync_apply(sync_plan(read_documents(DEMO_EXAMPLE)))
 
 
 class Command(BaseCommand):
