@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.i18n import set_language
 
 from orchestrator.console import views
 
@@ -24,4 +25,5 @@ urlpatterns = [
     path("console/agents", views.agent_list_page, name="agents"),
     path("console/queues", views.queue_list_page, name="queues"),
     path("console/queues/<str:queue_name>/purge", views.queue_purge_page, name="queue-purge"),
+    path("console/language", set_language, name="language"),
 ]
