@@ -77,6 +77,7 @@ def test_times_are_in_the_users_zone_and_name_it(waiting_case, admin_user):
     html = signed_in(admin_user).get("/console/cases").content.decode()
     shown = f'{created:%d.%m.%Y %H:%M} <span class="zone">{created.tzname()}</span>'
     assert shown in html  # German date order, New York's clock and zone (EST or EDT)
+    assert ">Angelegt</th>" in html  # the console's word, ahead of other apps' catalogues ("Erzeugt")
     assert f'datetime="{Case.objects.get(pk=waiting_case["id"]).created_at.isoformat()}"' in html
 
 
