@@ -79,6 +79,11 @@ def test_every_page_in_german_and_english_on_a_desktop_and_a_phone(driver, waiti
     driver.get(driver.base + "/console/cases")
     shows(driver, f"{created:%d.%m.%Y %H:%M} {created.tzname()}")
     walk(driver, waiting_case["id"], "de", check_accessibility=True)
+    for width in WIDTHS:  # the admin in the same family and language (the session is the console's)
+        driver.set_window_size(width, 900)
+        driver.get(driver.base + "/admin/")
+        shows(driver, "Abmelden", selector="body")
+        _shot(driver, f"admin-de-{width}.png")
 
     # A live announcement: German words, Berlin's clock and zone (not the browser's UTC).
     driver.set_window_size(1280, 900)
