@@ -11,6 +11,8 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
 from casemgmt.workflows.models import CaseStep, Workflow
@@ -30,7 +32,7 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
     readonly_fields = ("definition_json",)
     actions = ("publish", "withdraw")
 
-    @admin.display(description="definition")
+    @admin.display(description=gettext_lazy("definition"))
     def definition_json(self, obj: Workflow) -> str:
         return format_html("<pre>{}</pre>", json.dumps(obj.definition, indent=2, ensure_ascii=False))
 
@@ -45,16 +47,18 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
                 self.message_user(request, f"{workflow}: {exc.message}", level=messages.ERROR)
             else:
                 self.message_user(
-                    request, f"{workflow.name} version {workflow.version} {done}.", level=messages.SUCCESS
+                    request,
+                    done % {"name": workflow.name, "version": workflow.version},
+                    level=messages.SUCCESS,
                 )
 
-    @admin.action(description="Publish selected drafts", permissions=["publish"])
+    @admin.action(description=gettext_lazy("Publish selected drafts"), permissions=["publish"])
     def publish(self, request: Any, queryset: Any) -> None:
-        self._apply(request, queryset, workflow_publish, "published")
+        self._apply(request, queryset, workflow_publish, _("%(name)s version %(version)s published."))
 
-    @admin.action(description="Withdraw selected published workflows", permissions=["publish"])
+    @admin.action(description=gettext_lazy("Withdraw selected published workflows"), permissions=["publish"])
     def withdraw(self, request: Any, queryset: Any) -> None:
-        self._apply(request, queryset, workflow_withdraw, "withdrawn")
+        self._apply(request, queryset, workflow_withdraw, _("%(name)s version %(version)s withdrawn."))
 
 
 @admin.register(CaseStep)
@@ -69,6 +73,6 @@ class CaseStepAdmin(ReadOnlyTenantAdmin):
     ordering = ("-activated_at",)
     exclude = ("tenant",)
 
-    @admin.display(description="case", ordering="case__case_number")
+    @admin.display(description=gettext_lazy("case"), ordering="case__case_number")
     def case_number(self, obj: CaseStep) -> str:
         return obj.case.case_number
