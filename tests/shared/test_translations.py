@@ -69,7 +69,9 @@ def test_every_string_is_translated_with_its_placeholders(path):
     assert entries
     # makemessages guesses a new string's translation from a similar one and marks it fuzzy; the
     # compiler leaves fuzzy entries out, so the page would show English.
-    assert "#, fuzzy" not in path.read_text(encoding="utf-8"), f"{path.relative_to(ROOT)} has unchecked guesses"
+    assert "#, fuzzy" not in path.read_text(encoding="utf-8"), (
+        f"{path.relative_to(ROOT)} has unchecked guesses"
+    )
     for msgid, plural, translations in entries:
         assert translations and all(translations), f"{path.relative_to(ROOT)}: {msgid!r} has no translation"
         wanted = set(PLACEHOLDER.findall(msgid + plural))
