@@ -269,7 +269,7 @@ def test_agents_and_queues_pages_list_what_there_is(users, etl):
     agents = client.get("/console/agents").content.decode()
     assert "a1@host" in agents and "live" in agents and "zone:x" in agents
     queues = client.get("/console/queues").content.decode()
-    assert "<td>default</td><td>0</td><td>1</td>" in queues
+    assert '<td data-label="Queue">default</td><td data-label="Waiting">0</td><td data-label="Live agents">1</td>' in queues
 
 
 def test_runs_are_paged_and_filtered_with_links_that_keep_the_filters(users, etl):
