@@ -7,10 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.utils import timezone
+
 from orchestrator.runs import selectors as run_selectors
 from orchestrator.runs.models import Run, TaskRun
 
 GRID_RUNS = 25
+
+
+BAR_HEIGHT = 40  # the longest run's duration bar, in the SVG's units
 
 
 @dataclass
@@ -19,10 +24,21 @@ class Grid:
     rows: list[tuple[str, list[TaskRun | None]]]  # task id, then its task run in each run (or none)
 
 
+def _bars(runs: list[Run]) -> None:
+    """Each run's duration bar height (`run.bar`): the longest run (so far) fills the column."""
+    now = timezone.now()
+    took = [((r.end_time or now) - r.start_time).total_seconds() for r in runs]
+    longest = max(took, default=0) or 1
+    for run, seconds in zip(runs, took, strict=True):
+        run.bar = max(round(BAR_HEIGHT * seconds / longest), 1)
+        run.bar_y = BAR_HEIGHT - run.bar
+
+
 def build(dag_id: str, order: Callable[[list[TaskRun]], list[TaskRun]], limit: int = GRID_RUNS) -> Grid:
     runs = list(run_selectors.run_list(dag_id=dag_id)[:limit])
     runs.reverse()
     run_selectors.with_counts(runs)
+    _bars(runs)
     by_run: dict[str, dict[str, TaskRun]] = {r.run_id: {} for r in runs}
     for tr in run_selectors.task_runs_of_runs(list(by_run)):
         by_run[tr.run_id][tr.task_id] = tr
