@@ -61,7 +61,8 @@ def page(request: HttpRequest, template: str, context: dict[str, Any], status: i
             can_admin=principal.has_role("admin"),
         )
     with preferences.applied(request) as chosen:
-        base.update(theme=chosen["theme"], language=chosen["language"], user_zone=chosen["timezone"])
+        scheme = {"system": "auto"}.get(chosen["theme"], chosen["theme"])  # the design system's names
+        base.update(scheme=scheme, language=chosen["language"])
         return render(request, template, {**base, **context}, status=status)
 
 
