@@ -639,7 +639,7 @@ def preferences_page(request: HttpRequest) -> HttpResponseBase:
             preferences.save(request, posted)
             messages.success(request, _("Preferences saved."))
             return redirect("console:preferences")
-        context = {"prefs": posted, "field_errors": found}
+        context: dict[str, Any] = {"prefs": posted, "field_errors": found}
     else:
         context = {"prefs": preferences.preferences_of(request), "field_errors": {}}
     context.update(
