@@ -6,6 +6,7 @@ urlpatterns = [
     path("case-types", apis.CaseTypeListCreateApi.as_view(), name="case-types"),
     path("case-types/<uuid:case_type_id>", apis.CaseTypeDetailApi.as_view(), name="case-type-detail"),
     path("cases", apis.CaseListCreateApi.as_view(), name="cases"),
+    path("cases/bulk", apis.CaseBulkApi.as_view(), name="case-bulk"),
     path("cases/search", apis.CaseSearchApi.as_view(), name="case-search"),
     path("cases/dashboard", apis.CaseDashboardApi.as_view(), name="case-dashboard"),
     path("cases/<uuid:case_id>", apis.CaseDetailApi.as_view(), name="case-detail"),
