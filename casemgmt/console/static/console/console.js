@@ -29,6 +29,15 @@
     if (region) region.textContent = text;
   }
 
+  // "Updated: task claimed, 16:43:07 CET": the words come from the page (its language), the time
+  // is in the user's zone (design.js), not the browser's.
+  function announcement(type) {
+    var config = liveConfig();
+    var label = (config && config.dataset.updated) || "Updated:";
+    var when = window.designSystem ? window.designSystem.formatTime(new Date()) : new Date().toLocaleTimeString();
+    return label + " " + type.replace(":", " ") + ", " + when;
+  }
+
   function dispatch(message) {
     if (!message || !message.data || message.type === "pong") return;
     var caseId = message.data.caseId;
@@ -40,7 +49,7 @@
         refreshed = true;
       }
     });
-    if (refreshed) announce("Updated: " + message.type.replace(":", " ") + " at " + new Date().toLocaleTimeString());
+    if (refreshed) announce(announcement(message.type));
   }
 
   function open(ticket) {
@@ -89,8 +98,8 @@
     var source = document.getElementById("chart-data");
     if (!canvases.length || !source || typeof Chart === "undefined") return;
     var data = JSON.parse(source.textContent);
-    var fg = cssVariable("--color-fg", "#1a1a1a");
-    var primary = cssVariable("--color-primary", "#1f4e8c");
+    var fg = cssVariable("--ds-fg", "#1a1a1a");
+    var primary = cssVariable("--ds-primary", "#1f4e8c");
     var reduceMotion = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
     canvases.forEach(function (canvas) {
       var chart = data[canvas.dataset.chart];
