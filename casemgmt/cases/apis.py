@@ -16,9 +16,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.accounts.request import AuthenticatedRequest
-from casemgmt.cases import openapi, selectors, services
+from casemgmt.cases import comments, openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
-from casemgmt.cases.models import Case, CaseType
+from casemgmt.cases.models import Case, CaseComment, CaseType
 from casemgmt.tenancy.throttling import SearchThrottle
 from shared.api.bulk import BULK_MAX, as_query, check_count, one_of_list_or_filter
 from shared.api.errors import PermissionDenied, ValidationFailed
@@ -34,7 +34,7 @@ from shared.api.openapi import (
     page_parameters,
     query,
 )
-from shared.api.pagination import get_page, next_link
+from shared.api.pagination import get_page, list_body, next_link
 from shared.api.querying import (
     QueryBooleanField,
     QueryChoiceField,
@@ -490,3 +490,36 @@ class CaseBulkApi(APIView):
             reason=data["reason"],
         )
         return Response(result)
+
+
+def comment_out(comment: CaseComment) -> dict[str, Any]:
+    author = comment.author
+    return {
+        "id": str(comment.id),
+        "body": comment.body,
+        "author": {"id": str(author.id), "email": author.email} if author else None,
+        "createdAt": iso(comment.created_at),
+    }
+
+
+class CaseCommentListCreateApi(APIView):
+    required = {"GET": "cases:read", "POST": "cases:update"}
+
+    class InputSerializer(StrictSerializer):
+        # As given: no trimming, so what was written is what is stored and shown.
+        body = StrictCharField(max_length=comments.BODY_MAX, trim_whitespace=False)
+
+    @extend_schema(parameters=page_parameters(), responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
+        case = selectors.access_case(user=request.user, case_id=case_id)
+        page = get_page(request.query_params, default_limit=50, max_limit=200)
+        rows, total = comments.comment_list(case=case, page=page)
+        return Response(list_body("data", [comment_out(c) for c in rows], total, page))
+
+    @extend_schema(responses={201: OpenApiTypes.OBJECT})
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        case = selectors.access_case(user=request.user, case_id=case_id)
+        comment = comments.comment_add(user=request.user, case=case, body=body.validated_data["body"])
+        return Response(comment_out(comment), status=201)

@@ -13,6 +13,7 @@ urlpatterns = [
     path("cases/<uuid:case_id>/data", apis.CaseDataUpdateApi.as_view(), name="case-data"),
     path("cases/<uuid:case_id>/close", apis.CaseCloseApi.as_view(), name="case-close"),
     path("cases/<uuid:case_id>/cancel", apis.CaseCancelApi.as_view(), name="case-cancel"),
+    path("cases/<uuid:case_id>/comments", apis.CaseCommentListCreateApi.as_view(), name="case-comments"),
     path("cases/<uuid:case_id>/events", audit_apis.CaseEventListApi.as_view(), name="case-events"),
     path(
         "cases/<uuid:case_id>/events/verify",
