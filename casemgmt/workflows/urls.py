@@ -18,6 +18,7 @@ urlpatterns = [
         name="workflow-withdraw",
     ),
     path("tasks/inbox", inbox.TaskInboxApi.as_view(), name="task-inbox"),
+    path("tasks/bulk", inbox.TaskBulkApi.as_view(), name="task-bulk"),
     path(TASK, inbox.TaskDetailApi.as_view(), name="task-detail"),
     path(f"{TASK}/claim", inbox.TaskClaimApi.as_view(), name="task-claim"),
     path(f"{TASK}/release", inbox.TaskReleaseApi.as_view(), name="task-release"),

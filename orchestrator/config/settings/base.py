@@ -215,6 +215,10 @@ SCHEDULER_IN_AGENTS = env.bool("ORCH_SCHEDULER_IN_AGENTS", default=True)
 SCHEDULER_MISFIRE_GRACE_SECONDS = env.float("ORCH_SCHEDULER_MISFIRE_GRACE_SECONDS", default=60.0)
 SCHEDULER_BATCH_SIZE = env.int("ORCH_SCHEDULER_BATCH_SIZE", default=100)
 
+# Outbox events (orch_events_event) older than this many days are deleted by the recovery sweep, in
+# batches (webhooks.services.events_prune); undelivered events and those with deliveries stay. 0 keeps all.
+EVENT_RETENTION_DAYS = env.int("ORCH_EVENT_RETENTION_DAYS", default=30)
+
 CELERY_BEAT_SCHEDULE = {
     "webhooks-sweep": {
         "task": "orchestrator.webhooks.webhooks_sweep",
@@ -232,6 +236,7 @@ CELERY_BEAT_SCHEDULE = {
 RESTORE_DATABASE_URL = env.str("ORCH_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
+LANGUAGES = conf.LANGUAGES
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
