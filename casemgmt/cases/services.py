@@ -37,9 +37,11 @@ from casemgmt.cases.jsondata import (
     validate_data,
 )
 from casemgmt.cases.models import Case, CaseCounter, CaseType
+from casemgmt.cases.selectors import access_case
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.tenancy.models import Tenant
 from casemgmt.tenancy.selectors import default_sla_hours
+from shared.api.bulk import bulk_run, check_count
 from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
 from shared.audit.hashing import canonical_value
@@ -450,3 +452,23 @@ def case_close(*, user: User, case: Case, reason: str = "", outcome: str = "") -
 @transaction.atomic
 def case_cancel(*, user: User, case: Case, reason: str = "") -> Case:
     return _finish(user=user, case=case, status=Case.CANCELLED, action="case:cancelled", reason=reason)
+
+
+CASE_BULK_ACTIONS = ("close", "cancel")
+
+
+def cases_bulk(
+    *, user: User, action: str, case_ids: list[Any], outcome: str = "", reason: str = ""
+) -> dict[str, Any]:
+    """`POST /cases/bulk`: each case read and closed or cancelled as its own request would be
+    (404 outside the caller's tenant, its own transaction, audit and messages)."""
+    check_count(len(case_ids), "caseIds")
+
+    def act(case_id: Any) -> None:
+        case = access_case(user=user, case_id=case_id)
+        if action == "close":
+            case_close(user=user, case=case, reason=reason, outcome=outcome)
+        else:
+            case_cancel(user=user, case=case, reason=reason)
+
+    return bulk_run(case_ids, act, lambda case_id: {"caseId": str(case_id)})

@@ -21,7 +21,9 @@ STEP_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,99}$")
 SLA_HOURS_MAX = 87600
 # Per-step fields whose JSON type is fixed whatever the step type; the type-specific checks
 # (publish) rely on these so that e.g. an unhashable `type` never reaches the registry lookup.
-_STRING_FIELDS = ("id", "name", "type", "condition", "role", "outputKey", "responseFormat", "onFailure")
+_STRING_FIELDS = (
+    "id", "name", "type", "condition", "role", "outputKey", "responseFormat", "onFailure", "team", "assignment",
+)  # fmt: skip
 _OBJECT_FIELDS = ("formSchema",)
 
 
