@@ -10,6 +10,7 @@ from casemgmt.accounts.models import User
 from casemgmt.cases.models import CaseType
 from casemgmt.cases.services import case_create
 from casemgmt.ops.definitions import sync_apply, sync_plan
+from casemgmt.tenancy.models import Tenant
 from shared.definitions.files import read_documents
 
 # The repository's examples/ folder (make run runs from a checkout).
@@ -24,8 +25,8 @@ CASES = [
 
 def demo_work_seed(*, admin: User) -> None:
     # Through the definitions sync, as a user would apply the example folder (published).
-    plan = sync_plan(admin.tenant, read_documents(CLAIM_EXAMPLE), publish=True)
-    sync_apply(plan, as_email=admin.email)
-    case_type = CaseType.objects.get(tenant=admin.tenant, key="insurance_claim")
+    tenant = Tenant.objects.get(pk=admin.member_tenant_id)
+    sync_apply(sync_plan(tenant, read_documents(CLAIM_EXAMPLE), publish=True), as_email=admin.email)
+    case_type = CaseType.objects.get(tenant=tenant, key="insurance_claim")
     for data in CASES:
         case_create(user=admin, case_type=case_type, data=data, display_name=str(data["title"]))

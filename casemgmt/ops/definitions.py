@@ -5,7 +5,9 @@ transaction, and exported back.
 Each document is `kind` and the body the API's create takes for that kind (case_type: key,
 displayName, schema...; workflow: caseTypeKey, name, steps...; prompt_template: name, template...),
 read by the same input serializer and written by the same services as the API, as a user of the
-tenant (an admin unless named). All three kinds are versioned and nothing is ever overwritten: a
+tenant (an admin unless named). A `connector` document (key, config) holds no secret: each secret
+configuration key is written `{env: NAME}` and read from that environment variable at sync time.
+The versioned kinds are versioned and nothing is ever overwritten: a
 changed case type or prompt template registers its next version; a changed workflow edits its
 latest version while that is a draft, else starts a new draft, and with `publish` the draft is
 published. An unchanged document changes nothing (no version, no audit row). Nothing is deleted
@@ -17,17 +19,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from rest_framework import serializers
 
 from casemgmt.accounts.models import User
 from casemgmt.audit.services import record
 from casemgmt.cases.apis import CaseTypeListCreateApi
 from casemgmt.cases.models import CaseType
 from casemgmt.cases.services import case_type_create
+from casemgmt.connectors.apis import ConnectorConfigApi
+from casemgmt.connectors.models import ConnectorConfig
+from casemgmt.connectors.redaction import MASK
+from casemgmt.connectors.selectors import connector_config_values
+from casemgmt.connectors.services import connector_config_set, connector_require
 from casemgmt.prompts.apis import PromptTemplateListCreateApi
 from casemgmt.prompts.models import PromptTemplate
 from casemgmt.prompts.services import prompt_template_create, prompt_template_new_version
@@ -37,6 +47,7 @@ from casemgmt.workflows.definitions import steps_of
 from casemgmt.workflows.models import Workflow
 from casemgmt.workflows.services.workflows import workflow_create, workflow_publish, workflow_update
 from shared.api import errors
+from shared.api.fields import StrictCharField
 from shared.definitions.files import Document, located
 from shared.definitions.plan import Change, field_diff, plan_body
 from shared.locks import try_lock_name
@@ -51,6 +62,9 @@ class Kind:
     stored: Callable[[Any], dict[str, Any]]  # an object as a document holds it (identity left out)
     desired: Callable[[dict[str, Any], Any, bool], dict[str, Any]]  # (validated, latest or None, publish)
     put: Callable[[User, str, dict[str, Any], Any, bool], None]  # (user, id, validated, latest, publish)
+    # What a plan shows and an export writes (secrets masked / as environment references).
+    redacted: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _id, fields: fields
+    exported: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _id, fields: fields
 
 
 def _latest(queryset: Any, identity: str) -> dict[str, Any]:
@@ -153,6 +167,75 @@ def _prompt_put(user: User, name: str, data: dict[str, Any], latest: Any, _publi
            model=data["model"], temperature=data["temperature"], max_tokens=data["maxTokens"])  # fmt: skip
 
 
+# --- connector configuration ---------------------------------------------------------------------
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _secret_keys(key: str) -> frozenset[str]:
+    connector, _ = connector_require(key)
+    return connector.all_secret_keys()
+
+
+class ConnectorDocument(ConnectorConfigApi.InputSerializer):
+    """The API's configuration body plus the connector's key; secret values are `{env: NAME}`
+    references, resolved here (a secret written out in a file is refused)."""
+
+    key = StrictCharField(max_length=100)
+
+    def validate_key(self, key: str) -> str:
+        try:
+            connector_require(key)
+        except errors.NotFound as exc:
+            raise serializers.ValidationError(exc.message) from None
+        return key
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        secrets, problems, config = _secret_keys(attrs["key"]), {}, {}  # the key is known by now
+        for name, value in attrs["config"].items():
+            config[name], problem = _resolved(name, value, name in secrets)
+            if problem:
+                problems[f"config.{name}"] = problem
+        if problems:
+            raise serializers.ValidationError(problems)
+        return {**attrs, "config": config}
+
+
+def _resolved(name: str, value: Any, secret: bool) -> tuple[Any, str]:
+    reference = isinstance(value, dict) and list(value) == ["env"]
+    if not reference:
+        return value, "a secret: give it as {env: VARIABLE}, never in the file" if secret else ""
+    variable = value["env"]
+    if not isinstance(variable, str) or not ENV_NAME.match(variable):
+        return None, "env must name an environment variable"
+    if variable not in os.environ:
+        return None, f"environment variable {variable} is not set"
+    return os.environ[variable], ""
+
+
+def _connector_stored(row: ConnectorConfig) -> dict[str, Any]:
+    return {"config": connector_config_values(tenant_id=row.tenant_id, key=row.key) or {}}
+
+
+def _connector_put(user: User, key: str, data: dict[str, Any], _latest: Any, _publish: bool) -> None:
+    connector_config_set(user=user, key=key, config=data["config"])
+
+
+def _connector_redacted(key: str, fields: dict[str, Any]) -> dict[str, Any]:
+    secrets = _secret_keys(key)
+    return {**fields, "config": {k: MASK if k in secrets else v for k, v in fields["config"].items()}}
+
+
+def _connector_exported(key: str, fields: dict[str, Any]) -> dict[str, Any]:
+    secrets = _secret_keys(key)
+    variable = re.sub(r"[^A-Z0-9]+", "_", key.upper())
+    config = {
+        k: {"env": f"{variable}_{re.sub(r'(?<!^)(?=[A-Z])', '_', k).upper()}"} if k in secrets else v
+        for k, v in fields["config"].items()
+    }
+    return {**fields, "config": config}
+
+
 KINDS = [  # in the order a sync writes them: a workflow names a case type
     Kind(
         "case_type", "key", CaseTypeListCreateApi.InputSerializer,
@@ -171,6 +254,12 @@ KINDS = [  # in the order a sync writes them: a workflow names a case type
             "template": data["template"], "description": data["description"], "model": data["model"],
             "temperature": data["temperature"], "maxTokens": data["maxTokens"]},
         _prompt_put,
+    ),
+    Kind(
+        "connector", "key", ConnectorDocument,
+        lambda tenant: {row.key: row for row in ConnectorConfig.objects.filter(tenant=tenant).order_by("key")},
+        _connector_stored, lambda data, _latest, _publish: {"config": data["config"]}, _connector_put,
+        redacted=_connector_redacted, exported=_connector_exported,
     ),
 ]  # fmt: skip
 BY_NAME = {kind.name: kind for kind in KINDS}
@@ -247,6 +336,17 @@ def _fingerprint(state: dict[str, dict[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(flat, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _shown_diff(
+    kind: Kind, object_id: str, before: dict[str, Any] | None, after: dict[str, Any]
+) -> dict[str, Any]:
+    """The changed fields as people may see them: a changed secret shows as *** -> ***, listed
+    but never its values."""
+    shown = field_diff(
+        None if before is None else kind.redacted(object_id, before), kind.redacted(object_id, after)
+    )
+    return {name: shown.get(name, {"before": MASK, "after": MASK}) for name in field_diff(before, after)}
+
+
 def sync_plan(tenant: Tenant, documents: list[Document], *, publish: bool = False) -> Plan:
     items = _items(documents)
     state = stored_state(tenant)
@@ -255,14 +355,12 @@ def sync_plan(tenant: Tenant, documents: list[Document], *, publish: bool = Fals
         latest = state[kind_name].get(object_id)
         desired = item.kind.desired(item.data, latest, publish)
         where = item.document.where
-        if latest is None:
-            changes.append(Change(kind_name, object_id, "create", where, field_diff(None, desired)))
-        elif item.kind.stored(latest) == desired:
+        before = None if latest is None else item.kind.stored(latest)
+        if before == desired:
             changes.append(Change(kind_name, object_id, "unchanged", where))
-        else:
-            changes.append(
-                Change(kind_name, object_id, "update", where, field_diff(item.kind.stored(latest), desired))
-            )
+            continue
+        changes.append(Change(kind_name, object_id, "create" if before is None else "update", where,
+                              _shown_diff(item.kind, object_id, before, desired)))  # fmt: skip
     order = {kind.name: n for n, kind in enumerate(KINDS)}
     changes.sort(key=lambda c: (order[c.kind], c.id))
     return Plan(tenant, publish, changes, items, _fingerprint(state))
@@ -341,7 +439,7 @@ def export_documents(tenant: Tenant) -> dict[str, list[dict[str, Any]]]:
         documents = []
         for object_id, obj in objects.items():
             document: dict[str, Any] = {"kind": kind, BY_NAME[kind].identity: object_id}
-            for name, value in BY_NAME[kind].stored(obj).items():
+            for name, value in BY_NAME[kind].exported(object_id, BY_NAME[kind].stored(obj)).items():
                 if name == "status" or EXPORT_DEFAULTS.get(name, ...) == value:
                     continue
                 document[name] = value
