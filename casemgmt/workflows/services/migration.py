@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import CharField, Value
+from django.db.models.functions import Cast, Concat
 
 from casemgmt.audit.services import record
 from casemgmt.cases.models import Case
@@ -94,34 +96,33 @@ def _migrate_case(
     if case.status != Case.ACTIVE or case.workflow_version_id != source.pk:
         raise InvalidState("the case is no longer active on the version it was listed on")
     rows = list(CaseStep.objects.filter(case=case).order_by("position"))
-    before = {row.pk: (row.step_id, row.position, row.name) for row in rows}
+    before = {row.pk: (row.step_id, row.position, row.name, row.type) for row in rows}
     moved, dropped = _plan(rows, targets, mapping)
+    archived_ids = [row.step_id for row in dropped]
     started = [row for row in dropped if row.status != CaseStep.PENDING]
     if started:
         StepRun.objects.bulk_create([archived_run(row, now_ms()) for row in started])
-    if dropped:
-        CaseStep.objects.filter(pk__in=[row.pk for row in dropped]).delete()
-    changed = [row for row in moved if before[row.pk] != (row.step_id, row.position, row.name)]
-    if changed:
-        # Two passes so that a swap of ids (a -> b, b -> a) never meets the unique (case, step id).
-        for row in changed:
-            CaseStep.objects.filter(pk=row.pk).update(step_id=f"~{row.pk}")
-        CaseStep.objects.bulk_update(changed, ["step_id", "name", "position"])
     kept = {row.step_id for row in moved}
-    added = [
-        CaseStep(
-            tenant_id=case.tenant_id,
-            case=case,
-            step_id=step_id,
-            name=step.get("name") or step_id,
-            type=step["type"],
-            position=position,
-            is_task=step["type"] == "task",
-            role=step.get("role") or "",
-        )
-        for step_id, (position, step) in targets.items()
-        if step_id not in kept
+    missing = [
+        (step_id, position, step) for step_id, (position, step) in targets.items() if step_id not in kept
     ]
+    # A pending step the new version lacks becomes one of its new steps (one UPDATE instead of a
+    # DELETE and an INSERT); what is left over is deleted or inserted.
+    spare = [row for row in dropped if row.status == CaseStep.PENDING]
+    reused = [_become(row, *new) for row, new in zip(spare, missing, strict=False)]
+    gone = [row.pk for row in dropped if row not in reused]
+    if gone:
+        CaseStep.objects.filter(pk__in=gone).delete()
+    changed = [
+        row for row in moved + reused if before[row.pk] != (row.step_id, row.position, row.name, row.type)
+    ]
+    if changed:
+        # Two statements, so that a swap of ids (a -> b, b -> a) never meets the unique (case, step id).
+        CaseStep.objects.filter(pk__in=[row.pk for row in changed]).update(
+            step_id=Concat(Value("~"), Cast("id", CharField()))
+        )
+        CaseStep.objects.bulk_update(changed, ["step_id", "name", "position", "type", "is_task", "role"])
+    added = [_new_step(case, *new) for new in missing[len(reused) :]]
     if added:
         CaseStep.objects.bulk_create(added)
     case.workflow_version = workflow
@@ -135,10 +136,25 @@ def _migrate_case(
             "workflowVersionId": {"before": str(source.pk), "after": str(workflow.pk)},
             "version": {"before": source.version, "after": workflow.version},
             "steps": {row.step_id: row.status for row in moved},
-            "archivedSteps": [row.step_id for row in dropped],
+            "archivedSteps": archived_ids,
         },
     )
     workflow_advance(case=case, actor=user)
+
+
+def _become(row: CaseStep, step_id: str, position: int, step: dict[str, Any]) -> CaseStep:
+    row.step_id, row.position, row.name, row.type = (
+        step_id,
+        position,
+        step.get("name") or step_id,
+        step["type"],
+    )
+    row.is_task, row.role = step["type"] == "task", step.get("role") or ""
+    return row
+
+
+def _new_step(case: Case, step_id: str, position: int, step: dict[str, Any]) -> CaseStep:
+    return _become(CaseStep(tenant_id=case.tenant_id, case=case), step_id, position, step)
 
 
 def _plan(
