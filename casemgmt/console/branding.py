@@ -20,7 +20,7 @@ _NAME = re.compile(r"^--[A-Za-z0-9-]{1,64}$")
 _VALUE = re.compile(r"^[^;{}<>\\]{1,200}$")
 _HEX = re.compile(r"^#([0-9a-fA-F]{6})$")
 
-ANONYMOUS = {"company": "Case service", "css_variables": [], "colour_scheme": "light", "language": "en"}
+ANONYMOUS = {"company": "Case service", "css_variables": [], "colour_scheme": "auto", "language": "en"}
 
 
 def _css_variables(pairs: dict[str, Any]) -> list[tuple[str, str]]:
@@ -37,6 +37,18 @@ def colour_scheme(variables: dict[str, Any]) -> str:
     return "dark" if 0.2126 * red + 0.7152 * green + 0.0722 * blue < 128 else "light"
 
 
+def _scheme(user: User, tenant_id: Any, theme_variables: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A theme the user chose is kept as it is. Until they choose, a light default follows the
+    device: on a device set to dark, the tenant's first dark theme (if it has one) applies instead."""
+    scheme = colour_scheme(theme_variables)
+    if "theme" in (user.preferences or {}) or scheme == "dark":
+        return scheme, {}
+    for variables in Theme.objects.filter(tenant_id=tenant_id).values_list("css_variables", flat=True):
+        if colour_scheme(variables) == "dark":
+            return "auto", variables
+    return scheme, {}
+
+
 def page_context(user: User | None) -> dict[str, Any]:
     tenant_id = getattr(user, "tenant_id", None)
     if user is None or tenant_id is None:
@@ -47,10 +59,12 @@ def page_context(user: User | None) -> dict[str, Any]:
     theme = Theme.objects.filter(tenant_id=tenant_id, name=preferences["theme"]).first()
     theme_variables = theme.css_variables if theme else {}
     colours = {f"--brand-{k}": v for k, v in (branding.colors if branding else {}).items()}
+    scheme, dark_variables = _scheme(user, tenant_id, theme_variables)
     return {
         "company": branding.company_name if branding else "Case service",
         "css_variables": _css_variables(colours) + _css_variables(theme_variables),
-        "colour_scheme": colour_scheme(theme_variables),
+        "css_dark_variables": _css_variables(dark_variables),
+        "colour_scheme": scheme,
         "language": preferences["language"],
         "terms": terminology_of(tenant_id=tenant_id),
         "can_dashboard": has_all(user.get_permission_strings(), ["cases:read", "reports:read"]),

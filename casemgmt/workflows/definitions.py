@@ -22,19 +22,9 @@ SLA_HOURS_MAX = 87600
 # Per-step fields whose JSON type is fixed whatever the step type; the type-specific checks
 # (publish) rely on these so that e.g. an unhashable `type` never reaches the registry lookup.
 _STRING_FIELDS = (
-    "id",
-    "name",
-    "type",
-    "condition",
-    "role",
-    "outputKey",
-    "responseFormat",
-    "onFailure",
-    "after",
-    "until",
-    "message",
-    "caseTypeKey",
-)
+    "id", "name", "type", "condition", "role", "outputKey", "responseFormat", "onFailure", "team", "assignment",
+    "after", "until", "message", "caseTypeKey",
+)  # fmt: skip
 _OBJECT_FIELDS = ("formSchema", "routes")
 
 

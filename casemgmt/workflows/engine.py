@@ -131,6 +131,7 @@ _RUN_FIELDS = {
     "escalated_at": None,
     "escalation_reason": "",
     "escalated_to": None,
+    "candidate_team": None,
 }
 
 

@@ -112,6 +112,10 @@ class CaseStep(models.Model):
     escalated_to = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The step's `team`: only its members may claim the task or have it assigned.
+    candidate_team = models.ForeignKey(
+        "accounts.Team", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ("case", "position")
@@ -159,3 +163,25 @@ class StepRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.case_id}/{self.step_id}#{self.iteration} ({self.status})"
+
+
+class TeamRotation(models.Model):
+    """Where `round_robin` stands for one step of one case type over one team: the member it gave
+    the last task to. Its row is the lock that serializes concurrent activations of that step."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    team = models.ForeignKey("accounts.Team", on_delete=models.CASCADE, related_name="+")
+    case_type_key = models.CharField(max_length=100)
+    step_id = models.CharField(max_length=100)
+    last_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "case_type_key", "step_id"], name="team_rotation_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team_id}/{self.case_type_key}/{self.step_id}"

@@ -11,6 +11,11 @@ class DraftOut(serializers.Serializer):
     savedAt = serializers.DateTimeField()
 
 
+class TeamRefOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+
+
 class TaskOut(serializers.Serializer):
     caseId = serializers.UUIDField()
     stepId = serializers.CharField()
@@ -23,6 +28,7 @@ class TaskOut(serializers.Serializer):
     dueAt = serializers.DateTimeField(allow_null=True)
     assignedTo = serializers.UUIDField(allow_null=True)
     role = serializers.CharField(allow_null=True)
+    candidateTeam = TeamRefOut(allow_null=True)
     formSchema = serializers.DictField()
     outcomes = serializers.ListField(child=serializers.CharField(), allow_null=True)
     escalated = serializers.BooleanField()

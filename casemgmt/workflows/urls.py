@@ -1,6 +1,6 @@
 from django.urls import path
 
-from casemgmt.workflows.apis import control, inbox, workflows
+from casemgmt.workflows.apis import control, inbox, teams, workflows
 
 TASK = "tasks/<uuid:case_id>/<str:step_id>"
 
@@ -26,8 +26,17 @@ urlpatterns = [
     path("tasks/inbox", inbox.TaskInboxApi.as_view(), name="task-inbox"),
     path(TASK, inbox.TaskDetailApi.as_view(), name="task-detail"),
     path(f"{TASK}/claim", inbox.TaskClaimApi.as_view(), name="task-claim"),
+    path(f"{TASK}/release", inbox.TaskReleaseApi.as_view(), name="task-release"),
     path(f"{TASK}/complete", inbox.TaskCompleteApi.as_view(), name="task-complete"),
     path(f"{TASK}/draft", inbox.TaskDraftApi.as_view(), name="task-draft"),
     path(f"{TASK}/reassign", inbox.TaskReassignApi.as_view(), name="task-reassign"),
     path(f"{TASK}/escalate", inbox.TaskEscalateApi.as_view(), name="task-escalate"),
+    path("teams", teams.TeamListCreateApi.as_view(), name="team-list"),
+    path("teams/<uuid:team_id>", teams.TeamDetailApi.as_view(), name="team-detail"),
+    path("teams/<uuid:team_id>/members", teams.TeamMemberAddApi.as_view(), name="team-members"),
+    path(
+        "teams/<uuid:team_id>/members/<uuid:user_id>",
+        teams.TeamMemberRemoveApi.as_view(),
+        name="team-member",
+    ),
 ]

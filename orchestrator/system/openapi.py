@@ -140,3 +140,27 @@ METRICS = _obj(
         ),
     },
 )
+
+
+class PlanChangeOut(s.Serializer):
+    kind = s.ChoiceField(choices=["pool", "context", "task", "dag", "schedule"])
+    id = s.CharField()
+    action = s.ChoiceField(choices=["create", "update", "delete", "unchanged"])
+    file = s.CharField(allow_null=True, help_text="The file that defines it (null for a delete).")
+    diff = s.DictField(
+        child=inline_serializer("PlanFieldDiff", {"before": s.JSONField(), "after": s.JSONField()}),
+        help_text="Field -> {before, after}: every field of a create, the changed fields of an update.",
+    )
+
+
+class PlanSummaryOut(s.Serializer):
+    create = s.IntegerField()
+    update = s.IntegerField()
+    delete = s.IntegerField()
+    unchanged = s.IntegerField()
+
+
+class PlanOut(s.Serializer):
+    applied = s.BooleanField(help_text="Always false here: a plan changes nothing.")
+    summary = PlanSummaryOut()
+    changes = PlanChangeOut(many=True)

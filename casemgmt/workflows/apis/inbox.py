@@ -62,6 +62,11 @@ def task_out(row: CaseStep, *, full: bool = False) -> dict[str, Any]:
         "dueAt": iso(row.due_at),
         "assignedTo": str(row.assigned_to_id) if row.assigned_to_id else None,
         "role": row.role or None,
+        "candidateTeam": (
+            {"id": str(row.candidate_team.id), "name": row.candidate_team.name}
+            if row.candidate_team
+            else None
+        ),
         "formSchema": step.get("formSchema") or {"type": "object"},
         "outcomes": step.get("outcomes"),
         "escalated": row.escalated,
@@ -96,6 +101,8 @@ class TaskInboxApi(APIView):
         dueBefore = QueryTimestampField(source="due_before")  # noqa: N815 (the API's spellings)
         dueAfter = QueryTimestampField(source="due_after")  # noqa: N815
         caseId = QueryUUIDField(source="case_id")  # noqa: N815
+        team = QueryUUIDField()
+        candidate = QueryChoiceField(choices=("me",), message="candidate must be me")
         sortBy = QueryChoiceField(  # noqa: N815
             source="sort_by",
             choices=INBOX_SORT_BY,
@@ -113,6 +120,8 @@ class TaskInboxApi(APIView):
             query("dueBefore", TIMESTAMP_OR_DATE),
             query("dueAfter", TIMESTAMP_OR_DATE),
             query("caseId", UUID),
+            query("team", UUID, "only tasks whose candidate team this is"),
+            query("candidate", one_of("me"), "only open tasks the caller may claim"),
             query("sortBy", one_of(*INBOX_SORT_BY), "default createdAt"),
         ]
     )
@@ -144,6 +153,16 @@ class TaskClaimApi(APIView):
 
     def post(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
         row = services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
+        return _full(request.user, row)
+
+
+class TaskReleaseApi(APIView):
+    # The holder, or a holder of tasks:assign (checked by the service).
+    required = {"POST": ""}
+    OutputSerializer = FullTaskOut
+
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
+        row = services.task_release(user=request.user, case_id=case_id, step_id=step_id)
         return _full(request.user, row)
 
 

@@ -70,7 +70,7 @@ def test_preferences_are_saved_and_apply_to_every_page(waiting_case, admin_user)
     }
     for url in ("/console/", f"/console/cases/{waiting_case['id']}", "/console/preferences?saved=1"):
         page = client.get(url).content.decode()
-        assert '<html lang="de" data-scheme="dark">' in page, url
+        assert '<html lang="de" data-scheme="dark" data-time-zone="Europe/Berlin">' in page, url
         assert "--color-bg: #000000;" in page and "--color-primary: #ffff00;" in page
     assert "Preferences saved." in client.get("/console/preferences?saved=1").content.decode()
 

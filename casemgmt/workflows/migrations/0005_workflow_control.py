@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('cases', '0005_list_and_dashboard_indexes'),
         ('tenancy', '0002_tenant_default_sla_hours'),
-        ('workflows', '0003_casestep_attempt_deadline'),
+        ('workflows', '0004_candidate_team_and_rotation'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
