@@ -1,5 +1,6 @@
 """Work for `make run`'s demo tenant, so its console has something to do from the first sign-in:
-the case type and published workflow of examples/casemgmt/claim.yaml and three cases waiting at
+the case types and published workflow of examples/casemgmt/claim.yaml (a rework loop, a site
+inspection as a sub-case for large claims, an objection-period timer) and three cases waiting at
 their first task. Made through the services (audited like anything else)."""
 
 from __future__ import annotations
@@ -22,17 +23,21 @@ CASES = [
 ]
 
 
-def _example(kind: str) -> dict[str, Any]:
-    return next(d.body for d in read_documents(CLAIM_EXAMPLE) if d.kind == kind)
+def _examples(kind: str) -> list[dict[str, Any]]:
+    return [d.body for d in read_documents(CLAIM_EXAMPLE) if d.kind == kind]
 
 
 def demo_work_seed(*, admin: User) -> None:
-    spec = _example("case_type")
-    case_type = case_type_create(
-        user=admin, key=spec["key"], display_name=spec["displayName"], schema=spec["schema"],
-        prefix=spec.get("prefix"),
-    )  # fmt: skip
-    flow = _example("workflow")
+    # The claim first (its cases are the demo's), then the types its steps use (the inspection).
+    case_types = [
+        case_type_create(
+            user=admin, key=spec["key"], display_name=spec["displayName"], schema=spec["schema"],
+            prefix=spec.get("prefix"),
+        )
+        for spec in _examples("case_type")
+    ]  # fmt: skip
+    case_type = case_types[0]
+    flow = _examples("workflow")[0]
     workflow = workflow_create(
         user=admin, case_type_key=case_type.key, name=flow["name"], steps=flow["steps"]
     )
