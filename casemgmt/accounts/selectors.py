@@ -38,6 +38,13 @@ def preferences_of(user: User) -> dict[str, Any]:
     }
 
 
+def locale_of(user: User) -> tuple[str | None, str | None]:
+    """The language and time zone the user chose (None where they have not): the browser's
+    language applies until they choose one."""
+    stored = user.preferences or {}
+    return stored.get("language"), stored.get("timezone")
+
+
 def principals(tenant_id: UUID) -> QuerySet[User]:
     return User.objects.filter(tenant_id=tenant_id).prefetch_related("roles")
 
@@ -106,7 +113,12 @@ def teams_of(user: User) -> list[TeamMembership]:
 
 
 def team_ids_of(user: User) -> list[UUID]:
-    return list(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True))
+    """The user's team ids, read once per user object (a request's principal, a bulk's target)."""
+    cached: list[UUID] | None = getattr(user, "_team_ids", None)
+    if cached is None:
+        cached = list(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True))
+        user._team_ids = cached  # type: ignore[attr-defined]
+    return cached
 
 
 def is_away(user: User, at: datetime) -> bool:

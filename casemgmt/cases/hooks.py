@@ -5,9 +5,10 @@ Cases sits below workflows and connectors and cannot import them; they register 
 `AppConfig.ready()`. Hooks run inside the case service's transaction, as direct calls would. With no
 workflow binding registered a case write fails rather than leave a case without its steps.
 
-A case create takes its number and reads everything else it needs in one SQL statement on
-PostgreSQL (one round trip, held under the counter's row lock): each app adds a `CreateRead`, a
-scalar subquery over its own tables by their table names, and the same read on its own for SQLite.
+A case create reads everything it needs in one SQL statement on PostgreSQL, before it takes its
+number (under no lock; the number comes last, with the insert and the audit row): each app adds a
+`CreateRead`, a scalar subquery over its own tables by their table names, and the same read on its
+own for SQLite.
 """
 
 from __future__ import annotations

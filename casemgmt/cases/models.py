@@ -104,3 +104,23 @@ class Case(models.Model):
 
     def __str__(self) -> str:
         return self.case_number
+
+
+class CaseComment(models.Model):
+    """A plain-text note on a case, stored and returned exactly as written (never rendered as HTML)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    body = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("created_at", "id")
+        indexes = [models.Index(fields=["case", "created_at"], name="case_comment_order")]
+
+    def __str__(self) -> str:
+        return f"{self.case_id}/{self.id}"

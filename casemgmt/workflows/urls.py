@@ -24,6 +24,7 @@ urlpatterns = [
     ),
     path("cases/<uuid:case_id>/messages/<str:name>", control.CaseMessageApi.as_view(), name="case-message"),
     path("tasks/inbox", inbox.TaskInboxApi.as_view(), name="task-inbox"),
+    path("tasks/bulk", inbox.TaskBulkApi.as_view(), name="task-bulk"),
     path(TASK, inbox.TaskDetailApi.as_view(), name="task-detail"),
     path(f"{TASK}/claim", inbox.TaskClaimApi.as_view(), name="task-claim"),
     path(f"{TASK}/release", inbox.TaskReleaseApi.as_view(), name="task-release"),

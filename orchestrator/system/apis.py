@@ -185,7 +185,7 @@ class DefinitionsPlanApi(APIView):
             name = StrictCharField(max_length=500, help_text="How errors and the plan name the file.")
             content = StrictCharField(allow_blank=True, trim_whitespace=False, help_text="The YAML text.")
 
-        files = FileSerializer(many=True, max_length=1000)
+        files = serializers.ListField(child=FileSerializer(), max_length=1000)
         prune = serializers.BooleanField(
             required=False, default=False, help_text="Also list the deletes of what no file defines."
         )

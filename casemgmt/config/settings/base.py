@@ -376,6 +376,9 @@ STORAGES: dict[str, dict[str, Any]] = {
 RESTORE_DATABASE_URL = env.str("CASE_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
+LANGUAGES = conf.LANGUAGES
+# Console and admin pages follow the signed-in user's stored language and zone (shared/web/i18n.py).
+USER_LOCALE = "casemgmt.accounts.selectors.locale_of"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

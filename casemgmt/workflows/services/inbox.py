@@ -54,7 +54,10 @@ def _announce_assignment(row: CaseStep) -> None:
 
 
 def tenant_user(*, tenant_id: Any, user_id: Any, field: str) -> User:
-    """An active user of the tenant, else 400 (e.g. a reassign target)."""
+    """An active user of the tenant, else 400 (e.g. a reassign target). A bulk action resolves its
+    target once and passes the user itself."""
+    if isinstance(user_id, User) and user_id.tenant_id == tenant_id and user_id.is_active:
+        return user_id
     user = User.objects.filter(tenant_id=tenant_id, id=user_id, is_active=True).first() if user_id else None
     if user is None:
         raise ValidationFailed(f"{field} must be an active user of this tenant", field=field)

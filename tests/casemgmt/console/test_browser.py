@@ -104,7 +104,7 @@ def test_log_in_claim_and_complete_a_task_after_a_validation_error(driver, waiti
     amount.send_keys("5")
     driver.find_element(By.ID, "f-approved").click()
     driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
-    shows(driver, "Review claim — completed")
+    shows(driver, "Review claim — Completed")
     _shot(driver, "console-case-after-completion.png")
     row = CaseStep.objects.get(case_id=waiting_case["id"], step_id="review")
     assert (row.status, row.assigned_to_id, row.result) == (
