@@ -113,7 +113,12 @@ def teams_of(user: User) -> list[TeamMembership]:
 
 
 def team_ids_of(user: User) -> list[UUID]:
-    return list(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True))
+    """The user's team ids, read once per user object (a request's principal, a bulk's target)."""
+    cached: list[UUID] | None = getattr(user, "_team_ids", None)
+    if cached is None:
+        cached = list(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True))
+        user._team_ids = cached  # type: ignore[attr-defined]
+    return cached
 
 
 def is_away(user: User, at: datetime) -> bool:

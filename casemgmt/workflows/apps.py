@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.utils.translation import gettext_lazy
 
 from casemgmt.accounts.hooks import on_principal_disable
-from casemgmt.cases.hooks import workflow_binding_register
+from casemgmt.cases.hooks import listener_register, workflow_binding_register
 from casemgmt.workflows import steps
 
 
@@ -24,3 +24,8 @@ class WorkflowsConfig(AppConfig):
         on_principal_disable(tasks_release_for_user)
         # Cases sits below workflows: a case binds, starts and halts its workflow through this binding.
         workflow_binding_register(BINDING)
+        # App loading order, as above.
+        from casemgmt.workflows.services.control import child_case_finished
+
+        # A child case closing or cancelled finishes its parent's `case` step.
+        listener_register(child_case_finished)

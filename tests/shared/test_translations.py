@@ -87,8 +87,13 @@ def _template_strings(path: Path) -> set[str]:
     """The literal strings a template marks for translation (plain `translate` tags and
     `blocktranslate` blocks without `trimmed`/`count`), as their catalogue ids."""
     text = path.read_text(encoding="utf-8")
-    found = {match.group(2) for match in TRANSLATE_TAG.finditer(text)}
-    found |= {re.sub(r"\{\{ (\w+) \}\}", r"%(\1)s", match.group(1)) for match in BLOCK_TAG.finditer(text)}
+    found = {
+        match.group(2).replace("%", "%%") for match in TRANSLATE_TAG.finditer(text)
+    }  # as Django looks it up
+    found |= {
+        re.sub(r"\{\{ (\w+) \}\}", r"%(\1)s", match.group(1).replace("%", "%%"))
+        for match in BLOCK_TAG.finditer(text)
+    }
     return found
 
 

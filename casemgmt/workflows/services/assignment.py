@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Count, F
 
 from casemgmt.accounts.models import Team, TeamMembership, User
-from casemgmt.accounts.selectors import is_away
+from casemgmt.accounts.selectors import is_away, team_ids_of
 from casemgmt.workflows.models import CaseStep, TeamRotation
 from shared.api.time import now_ms
 
@@ -30,7 +30,7 @@ STRATEGIES = ("round_robin", "least_loaded")
 
 
 def is_member(team_id: Any, user: User) -> bool:
-    return TeamMembership.objects.filter(team_id=team_id, user=user).exists()
+    return team_id in team_ids_of(user)
 
 
 def hold_problem(row: CaseStep, user: User) -> str | None:

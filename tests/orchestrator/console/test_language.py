@@ -1,6 +1,6 @@
-"""The orchestrator console in English and German: the language comes from the language switch
-(a cookie; the orchestrator keeps no preferences per user) or the browser, every page renders
-without template text, and the JSON API stays in English."""
+"""The orchestrator console in English and German: the language comes from the user's preferences
+(kept in the session) or, until they choose, the browser; every page renders without template
+text, and the JSON API stays in English."""
 
 from __future__ import annotations
 
@@ -26,20 +26,24 @@ def clean(html: str, where: str) -> str:
     return html
 
 
-def test_the_switch_sets_the_language_of_every_page(users, etl):
+def choose(client, language: str) -> None:
+    body = {"timezone": "Europe/Berlin", "theme": "system", "language": language}
+    assert client.post("/console/preferences", body).status_code == 302
+
+
+def test_the_preference_sets_the_language_of_every_page(users, etl):
     run, _ = run_schedule_dag(dag_id=etl, options=ScheduleOptions(run_id="etl-lang-1"))
     client = signed_in(users["viewer"])
     for url in read_pages(run.run_id):
         clean(client.get(url).content.decode(), url)
-    switched = client.post("/console/language", {"language": "de", "next": "/console/dags"})
-    assert switched.status_code == 302 and switched["Location"] == "/console/dags"
+    choose(client, "de")
     for url in read_pages(run.run_id):
         response = client.get(url)
         assert response.status_code == 200, url
         html = clean(response.content.decode(), url)
         if "<html" in html:  # the live fragment is part of a page
             assert '<html lang="de"' in html and "Läufe</a>" in html and "Abmelden" in html, url
-    client.post("/console/language", {"language": "en", "next": "/console/"})
+    choose(client, "en")
     assert "Runs</a>" in client.get("/console/").content.decode()
 
 
