@@ -7,11 +7,12 @@ from __future__ import annotations
 import zoneinfo
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 
 from django.http import HttpRequest
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
+
+from shared.web.zones import pickable_zones
 
 SESSION_KEY = "orch_console_preferences"
 THEMES = {"system": _("Same as the system"), "light": _("Light"), "dark": _("Dark")}
@@ -19,9 +20,9 @@ LANGUAGES = {"en": "English", "de": "Deutsch"}
 DEFAULTS = {"timezone": "UTC", "theme": "system", "language": "en"}
 
 
-@cache
 def time_zones() -> list[str]:
-    return sorted(zoneinfo.available_timezones())
+    """The searchable list's zones (shared.web.zones); any valid zone name is accepted."""
+    return pickable_zones()
 
 
 def preferences_of(request: HttpRequest) -> dict[str, str]:
@@ -35,7 +36,7 @@ def preferences_of(request: HttpRequest) -> dict[str, str]:
 def problems(posted: dict[str, str]) -> dict[str, str]:
     """Each refused field with a message a person reads."""
     found = {}
-    if posted.get("timezone") not in time_zones():
+    if posted.get("timezone") not in zoneinfo.available_timezones():
         found["timezone"] = str(_("Choose a time zone from the list, for example Europe/Berlin."))
     if posted.get("theme") not in THEMES:
         found["theme"] = str(_("Choose one of the themes in the list."))
