@@ -300,7 +300,7 @@ def _insert_numbered_sql(case: Case, given_name: str | None) -> tuple[str, dict[
             values.append(numbered[field.attname])
             continue
         params[f"case_{field.attname}"] = field.get_db_prep_save(field.pre_save(case, True), connection)
-        values.append(f"%(case_{field.attname})s::{field.cast_db_type(connection)}")
+        values.append(f"%(case_{field.attname})s::{field.cast_db_type(connection)}")  # type: ignore[attr-defined]  # not in the stubs
     sql = f"INSERT INTO {Case._meta.db_table} ({', '.join(columns)}) SELECT {', '.join(values)} FROM number"  # noqa: S608 - column names from the model; values are placeholders
     return sql, params
 
@@ -380,7 +380,7 @@ def case_create(
         "status": Case.ACTIVE,
         "version": 1,
     }
-    audit = {
+    audit: dict[str, Any] = {
         "tenant_id": tenant_id,
         "actor": str(user.id),
         "action": "case:created",
