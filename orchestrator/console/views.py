@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from orchestrator.agents import selectors as agent_selectors
 from orchestrator.console import forms
-from orchestrator.console.graph import Node, layout
+from shared.web.graph import Node, layout
 from orchestrator.definitions import selectors as definition_selectors
 from orchestrator.definitions.apis import DagListApi, TaskListApi
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition

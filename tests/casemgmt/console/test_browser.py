@@ -94,7 +94,7 @@ def test_log_in_claim_and_complete_a_task_after_a_validation_error(driver, waiti
     shows(driver, TASK_FORM)
     driver.find_element(By.ID, "f-amount").send_keys("0")
     driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
-    shows(driver, "0 is less than the minimum of 1")
+    shows(driver, "Amount must be at least 1")
     assert driver.find_element(By.ID, "f-amount").get_attribute("aria-invalid") == "true"
     accessible(driver, "task with a validation error")
     _shot(driver, "console-task-validation-error.png")

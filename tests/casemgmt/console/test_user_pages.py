@@ -31,7 +31,7 @@ def test_dashboard_shows_the_case_figures_as_charts_and_tables(waiting_case, adm
     text = page.content.decode()
     charts = _chart_data(text)
     status = dict(zip(charts["status"]["labels"], charts["status"]["values"], strict=True))
-    assert status["active"] == 1
+    assert status["Active"] == 1
     assert sum(charts["type"]["values"]) == 1 and charts["ageing"]["values"] == [1]
     assert 'canvas data-chart="status"' in text and "chart-4.6.1.umd.min.js" in text
     assert 'id="chart-type-table"' in text
