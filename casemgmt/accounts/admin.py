@@ -117,6 +117,7 @@ class UserAddForm(UserAdminForm):
             (INITIAL_PASSWORD, _("Set an initial password now")),
         ],
         initial=INVITE,
+        required=False,  # not chosen: an invitation
         widget=forms.RadioSelect,
     )
     password1 = forms.CharField(

@@ -101,7 +101,9 @@ def _sentence(error: SchemaValidationError, label: str) -> str:  # noqa: C901 - 
     if v == "additionalProperties":
         match = _EXTRA.search(error.message)
         extra = match.group("name") if match else ""
-        return _("%(name)s is not a field of %(field)s") % {"name": extra, "field": label}
+        if not list(error.absolute_path):
+            return _("“%(name)s” is not a known field") % {"name": extra}
+        return _("“%(name)s” is not a field of %(field)s") % {"name": extra, "field": label}
     return f"{label}: {error.message}"
 
 

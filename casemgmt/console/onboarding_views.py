@@ -11,9 +11,11 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
+from casemgmt.accounts.models import User
 from casemgmt.accounts.services import password_set
 from casemgmt.console.views import page
 from shared.api import errors
+from shared.auth.permissions import has_all
 
 
 @require_http_methods(["GET", "POST"])
@@ -35,4 +37,12 @@ def password_set_page(request: HttpRequest) -> HttpResponseBase:
         return page(request, "console/password_set.html", {"token": token, "error": exc.message}, status=400)
     login(request, user, backend="casemgmt.accounts.backends.EmailBackend")
     messages.success(request, _("Your password is set. Welcome!"))
-    return redirect("console:inbox")
+    return redirect(_landing(user))
+
+
+def _landing(user: User) -> str:
+    """The inbox; for someone who may read cases but no tasks (a viewer), the case list."""
+    granted = user.get_permission_strings()
+    if any(has_all(granted, [p]) for p in ("tasks:read", "tasks:claim", "tasks:complete")):
+        return "console:inbox"
+    return "console:cases" if has_all(granted, ["cases:read"]) else "console:inbox"

@@ -43,7 +43,10 @@ def test_inbox_filters_by_holder_case_type_and_due_day(waiting_case, admin_user,
 
 def test_a_bad_inbox_filter_is_a_400_with_the_form(admin_user, waiting_case):
     client = signed_in(admin_user)
-    for query, message in (("dueBy=tomorrow", "Due by must be a date (YYYY-MM-DD)"), ("status=lost", "status must be")):
+    for query, message in (
+        ("dueBy=tomorrow", "Due by must be a date (YYYY-MM-DD)"),
+        ("status=lost", "status must be"),
+    ):
         page = client.get(f"/console/?{query}")
         assert page.status_code == 400
         assert message in page.content.decode() and 'id="filter-status"' in page.content.decode()
