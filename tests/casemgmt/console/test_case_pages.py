@@ -181,7 +181,7 @@ def test_closing_with_an_outcome_after_the_last_step(api, admin_user):
     assert (stored.status, stored.outcome, stored.status_reason) == ("closed", "paid", "settled")
     page = client.get(url).content.decode()
     assert "closed." in page and "outcome: <strong>paid</strong>" in page
-    assert 'action="/console/cases/%s/close"' % case["id"] not in page  # nothing left to finish
+    assert f'action="/console/cases/{case["id"]}/close"' not in page  # nothing left to finish
     again = client.post(url + "/cancel", {"reason": "too late"})
     assert (
         again.status_code == 302
