@@ -25,6 +25,19 @@ def label_of(name: str, schema: Any) -> str:
     return (words[:1].upper() + words[1:].lower()) if words else str(name)
 
 
+def ordered_properties(schema: Any) -> list[tuple[str, Any]]:
+    """A schema's properties in the order people meet them: the `required` ones in the order that
+    list gives, then the others by label. (Stored schemas keep no key order: PostgreSQL's jsonb
+    sorts object keys by length, so the order they were written in is gone; `required` is a list
+    and keeps it.)"""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    required = [n for n in dict.fromkeys(schema.get("required") or []) if n in properties]
+    rest = sorted((n for n in properties if n not in required), key=lambda n: label_of(n, properties[n]).lower())
+    return [(n, properties[n]) for n in [*required, *rest]]
+
+
 def _type_words(expected: Any) -> str:
     names = expected if isinstance(expected, list) else [expected]
     words = {

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
 from casemgmt.accounts.selectors import display_names
-from casemgmt.cases.schema_words import label_of
+from casemgmt.cases.schema_words import label_of, ordered_properties
 from casemgmt.workflows.definitions import steps_of
 from shared.web.graph import Layout, Node, layout
 
@@ -38,13 +38,12 @@ def _shown(value: Any) -> Any:
 
 
 def labelled(schema: Any, data: Any) -> list[Item]:
-    """`data`'s properties in the schema's order, then any the schema does not name, each labelled
+    """`data`'s properties in the form's order, then any the schema does not name, each labelled
     with its `title` (else its name made readable); nested objects become groups."""
     if not isinstance(data, dict):
         return []
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    properties = properties if isinstance(properties, dict) else {}
-    names = [n for n in properties if n in data] + [n for n in data if n not in properties]
+    properties = dict(ordered_properties(schema))
+    names = [n for n in properties if n in data] + sorted(n for n in data if n not in properties)
     items = []
     for name in names:
         sub, value = properties.get(name), data[name]

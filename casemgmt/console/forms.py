@@ -12,7 +12,7 @@ from typing import Any
 from django.http import QueryDict
 from django.utils.translation import gettext as _
 
-from casemgmt.cases.schema_words import label_of
+from casemgmt.cases.schema_words import label_of, ordered_properties
 from shared.api.errors import ValidationFailed
 
 # JSON Schema `format` -> the HTML input type that lets a browser help (a date picker, a keyboard).
@@ -97,7 +97,7 @@ def _fields(schema: dict[str, Any], values: dict[str, Any], prefix: str = "") ->
     required = set(schema.get("required") or [])
     return [
         _field(f"{prefix}{name}", prop, name in required, values.get(name))
-        for name, prop in (schema.get("properties") or {}).items()
+        for name, prop in ordered_properties(schema)
         if isinstance(prop, dict)
     ]
 
@@ -163,12 +163,12 @@ def _field_name(path: str) -> str:
     return name.split("[", 1)[0]
 
 
-def attach_errors(fields: list[FormField], errors: list[dict[str, str]]) -> list[str]:
-    """Puts each `data.<path>` error on its field (the nearest enclosing one); returns the errors
-    that belong to no field."""
+def attach_errors(fields: list[FormField], errors: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Puts each `data.<path>` error on its field (the nearest enclosing one) and returns the
+    summary shown above the form: every error, with the id of the field it belongs to (or "")."""
     leaves = {f.name: f for top in fields for f in top.flat()}
     groups = {f.name: f for top in fields for f in _groups(top)}
-    rest = []
+    summary = []
     for error in errors:
         name = _field_name(error.get("field", ""))
         target = leaves.get(name) or groups.get(name)
@@ -177,9 +177,8 @@ def attach_errors(fields: list[FormField], errors: list[dict[str, str]]) -> list
             target = leaves.get(name) or groups.get(name)
         if target is not None:
             target.errors.append(error["error"])
-        else:
-            rest.append(error["error"])
-    return rest
+        summary.append({"message": error["error"], "target": target.html_id if target else ""})
+    return summary
 
 
 def _groups(f: FormField) -> list[FormField]:

@@ -92,6 +92,11 @@ def test_the_new_case_form_is_generated_from_the_schema(api, admin_user):
     assert '<option value="phone"' in page
     assert "<legend>Claimant" in page and 'name="claimant.name"' in page and 'type="email"' in page
     assert '<textarea id="f-tags" name="tags"' in page and "One entry a line." in page
+    # Required fields first, in the order `required` lists them; then the others by label.
+    order = [
+        page.index(f'id="f-{name}"') for name in ("amount_claimed", "due_from", "claimant", "channel", "tags")
+    ]
+    assert order == sorted(order)
 
 
 def test_a_new_case_is_refused_in_words_then_started(api, admin_user):
@@ -107,6 +112,8 @@ def test_a_new_case_is_refused_in_words_then_started(api, admin_user):
     ):
         assert sentence in text, sentence
     assert 'aria-invalid="true"' in text and "is a required property" not in text
+    # The summary above the form links each error to its field.
+    assert '<a href="#f-amount_claimed">Amount claimed must be a whole number</a>' in text
     assert 'value="next week"' in text  # what was typed stays
     assert not Case.objects.filter(case_type__key=key).exists()
     done = start(client, key)
