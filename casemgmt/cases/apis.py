@@ -103,6 +103,16 @@ def case_step_out(step: selectors.StepRow) -> dict[str, Any]:
     }
     if step.completed_at is not None:  # completedAt is absent while the step is active
         out["completedAt"] = step.completed_at
+    # What the step produced (a task's form data, an agent's reply, a connector's response), and
+    # for a task its outcome and who completed it; absent until there is something to show.
+    if step.result is not None:
+        out["result"] = step.result
+    if step.outcome:
+        out["outcome"] = step.outcome
+    if step.completed_by:
+        out["completedBy"] = step.completed_by
+    if step.error:
+        out["error"] = step.error
     return out
 
 
@@ -115,6 +125,7 @@ def case_detail_out(detail: selectors.CaseDetail) -> dict[str, Any]:
             "id": str(workflow_id),
             "version": detail.workflow_version,
             "steps": [case_step_out(s) for s in detail.steps],
+            "stepResults": {s.step_id: s.result for s in detail.steps if s.status == "completed"},
         }
         if workflow_id is not None
         else None

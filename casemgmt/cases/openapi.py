@@ -48,12 +48,20 @@ class _StepOut(serializers.Serializer):
     status = serializers.CharField()
     activatedAt = serializers.DateTimeField(allow_null=True)
     completedAt = serializers.DateTimeField(required=False)
+    result = serializers.JSONField(required=False, help_text="The step's result, once it has one.")
+    outcome = serializers.CharField(required=False, help_text="A completed task's outcome, if it had one.")
+    completedBy = serializers.UUIDField(required=False, help_text="Who completed the task.")
+    error = serializers.CharField(required=False, help_text="Why the step failed.")
 
 
 class _WorkflowOut(serializers.Serializer):
     id = serializers.UUIDField()
     version = serializers.IntegerField()
     steps = _StepOut(many=True)
+    stepResults = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="The results of the completed steps by step id (what templates and conditions read).",
+    )
 
 
 class CaseDetailOut(CaseOut):

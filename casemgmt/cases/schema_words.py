@@ -34,7 +34,9 @@ def ordered_properties(schema: Any) -> list[tuple[str, Any]]:
     if not isinstance(properties, dict):
         return []
     required = [n for n in dict.fromkeys(schema.get("required") or []) if n in properties]
-    rest = sorted((n for n in properties if n not in required), key=lambda n: label_of(n, properties[n]).lower())
+    rest = sorted(
+        (n for n in properties if n not in required), key=lambda n: label_of(n, properties[n]).lower()
+    )
     return [(n, properties[n]) for n in [*required, *rest]]
 
 

@@ -221,6 +221,10 @@ class StepRow(NamedTuple):
     status: str
     activated_at: str | None  # as `iso` writes it
     completed_at: str | None
+    result: Any = None
+    outcome: str = ""
+    completed_by: str | None = None
+    error: str = ""
 
 
 @dataclass
@@ -250,7 +254,8 @@ _CASE_COLUMNS = f"""c.id::text, c.case_number, c.display_name, c.case_type_id::t
 PG_CASE_DETAIL = f"""
 SELECT {_CASE_COLUMNS}, w.version,
   (SELECT json_agg(json_build_array(s.step_id, s.name, s.type, s.status, {_iso_sql("s.activated_at")},
-                                    {_iso_sql("s.completed_at")}) ORDER BY s.position)
+                                    {_iso_sql("s.completed_at")}, s.result, s.outcome,
+                                    s.completed_by_id::text, s.error) ORDER BY s.position)
    FROM workflows_casestep s WHERE s.case_id = c.id AND c.workflow_version_id IS NOT NULL)
 FROM cases_case c
 JOIN cases_casetype t ON t.id = c.case_type_id

@@ -83,7 +83,21 @@ def current_steps(case_ids: list[Any]) -> dict[Any, str]:
 
 def steps_of(case: Case) -> list[tuple[Any, ...]]:
     steps = CaseStep.objects.filter(case=case).order_by("position")
-    return [(s.step_id, s.name, s.type, s.status, iso(s.activated_at), iso(s.completed_at)) for s in steps]
+    return [
+        (
+            s.step_id,
+            s.name,
+            s.type,
+            s.status,
+            iso(s.activated_at),
+            iso(s.completed_at),
+            s.result,
+            s.outcome,
+            str(s.completed_by_id) if s.completed_by_id else None,
+            s.error,
+        )
+        for s in steps
+    ]
 
 
 def assigned_case_ids(tenant_id: Any, user_id: Any) -> QuerySet[CaseStep, Any]:
