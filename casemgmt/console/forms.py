@@ -77,8 +77,8 @@ def _field(name: str, prop: dict[str, Any], required: bool, value: Any) -> FormF
         children = _fields(prop, value if isinstance(value, dict) else {}, prefix=f"{name}.")
         return FormField(kind="group", children=children, **common)
     if kind_of == "array":
-        items = prop.get("items") if isinstance(prop.get("items"), dict) else {}
-        item_kind = _type(items)
+        items = prop.get("items")
+        item_kind = _type(items if isinstance(items, dict) else {})
         if item_kind in _SCALARS and item_kind != "boolean":
             return FormField(kind="list", item_kind=item_kind, **common)
         return FormField(kind="json", **common)

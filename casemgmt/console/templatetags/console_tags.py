@@ -33,7 +33,7 @@ def duration(seconds: float | int | None) -> str:
     if seconds is None:
         return "—"
     left = int(round(float(seconds)))
-    parts = []
+    parts: list[str] = []
     for size, unit in ((86400, _("d")), (3600, _("h")), (60, _("min")), (1, _("s"))):
         if left >= size or (size == 1 and not parts):
             parts.append(f"{left // size} {unit}")
