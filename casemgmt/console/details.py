@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
 
 from casemgmt.accounts.selectors import display_names
 from casemgmt.cases.schema_words import label_of, ordered_properties
 from casemgmt.workflows.definitions import steps_of
 from shared.web.graph import Layout, Node, layout
+from shared.web.templatetags.design import status_label
 
 if TYPE_CHECKING:
     from casemgmt.cases.models import Case
@@ -52,16 +52,6 @@ def labelled(schema: Any, data: Any) -> list[Item]:
         else:
             items.append(Item(label_of(name, sub), _shown(value)))
     return items
-
-
-def status_label(status: str) -> str:
-    return {
-        "pending": pgettext("step", "pending"),
-        "active": pgettext("step", "active"),
-        "completed": pgettext("step", "completed"),
-        "skipped": pgettext("step", "skipped"),
-        "failed": pgettext("step", "failed"),
-    }.get(status, status)
 
 
 @dataclass

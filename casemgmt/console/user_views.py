@@ -19,6 +19,7 @@ from casemgmt.accounts.services import preferences_update
 from casemgmt.cases.selectors import case_dashboard, case_type_list
 from casemgmt.console.views import ConsoleRequest, console_page, page
 from casemgmt.tenancy.selectors import theme_list
+from shared.web.templatetags.design import status_label
 
 
 def _chart(axis: str, labels: list[Any], values: list[int]) -> dict[str, Any]:
@@ -34,12 +35,9 @@ def dashboard_page(request: ConsoleRequest) -> HttpResponseBase:
     ages = dashboard.active_by_age_in_weeks
     # The type chart's axis names case types as people know them, not by key.
     type_names = dict(case_type_list(tenant_id=tenant_id, latest=True).values_list("key", "display_name"))
-    status_names = {"active": _("Active"), "closed": _("Closed"), "cancelled": _("Cancelled")}
     charts = {
         "status": _chart(
-            _("Status"),
-            [status_names.get(s, s) for s in dashboard.by_status],
-            list(dashboard.by_status.values()),
+            _("Status"), [status_label(s) for s in dashboard.by_status], list(dashboard.by_status.values())
         ),
         "type": _chart(
             _("Type"), [type_names.get(k) or k for k in dashboard.by_type], list(dashboard.by_type.values())
@@ -76,7 +74,24 @@ def _choices(user_language: str) -> dict[str, Any]:
     languages = sorted(settings.LANGUAGES, key=lambda pair: str(pair[1]))
     if user_language.lower() not in {code for code, _ in languages}:
         languages.insert(0, (user_language, user_language))
-    return {"languages": languages, "timezones": sorted(zoneinfo.available_timezones())}
+    return {"languages": languages, "timezones": ZONES}
+
+
+# The zones a person would pick: the IANA region/city names and UTC, without the database's
+# aliases and internals (Factory, localtime, posixrules, Etc/GMT+5, US/Eastern, EST5EDT ...).
+_REGIONS = (
+    "Africa/",
+    "America/",
+    "Antarctica/",
+    "Arctic/",
+    "Asia/",
+    "Atlantic/",
+    "Australia/",
+    "Europe/",
+    "Indian/",
+    "Pacific/",
+)
+ZONES = ["UTC", *sorted(z for z in zoneinfo.available_timezones() if z.startswith(_REGIONS))]
 
 
 @console_page()

@@ -84,6 +84,7 @@ _TAGS = [
     ("Queues", "The queues agents take task runs from: lengths and purges."),
     ("Agents", "The workers that execute task runs, and their heartbeats."),
     ("Webhooks", "Registrations that receive run and agent events, and their deliveries."),
+    ("Definitions", "Definitions as code: the plan (dry run) of syncing a folder of YAML definitions."),
     ("Audit", "The audit trail of every write: list, export, chain verification and signed checkpoints."),
     ("System", "Health, status, metrics and the Prometheus exposition."),
 ]
@@ -106,6 +107,7 @@ TAG_PATHS = [
     ("/api/queues", "Queues"),
     ("/api/agents", "Agents"),
     ("/api/webhooks", "Webhooks"),
+    ("/api/definitions", "Definitions"),
     ("/api/audit", "Audit"),
     ("/api/health", "System"),
     ("/api/status", "System"),
@@ -119,4 +121,5 @@ OPERATION_IDS = {
     "TaskLogStreamApi": "streamTaskRunLogs",
     "DeliveryListApi": "listWebhookDeliveries",
     "AuditVerifyApi": "verifyAuditChain",
+    "DefinitionsPlanApi": "planDefinitionsSync",
 }

@@ -8,16 +8,20 @@ from django.conf import settings
 from django.http import HttpResponse
 from django_prometheus.exports import ExportToDjangoView
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from orchestrator.runs.models import Run, TaskRun
 from orchestrator.schedules.selectors import scheduler_status
-from orchestrator.system import openapi, selectors
+from orchestrator.security.principals import actor_name
+from orchestrator.system import definitions, openapi, selectors
 from orchestrator.system.models import SweepState
+from shared.api.fields import StrictBooleanField, StrictCharField
 from shared.api.time import iso, now_ms
+from shared.definitions.files import parse_documents
 from shared.health import Probe, probe_broker, probe_database
 
 STARTED_AT = time.monotonic()
@@ -168,3 +172,30 @@ class PrometheusMetricsApi(APIView):
     @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
     def get(self, request: Request) -> HttpResponse:
         return ExportToDjangoView(request._request)
+
+
+class DefinitionsPlanApi(APIView):
+    """The dry run of a definitions sync over HTTP (`caseflow orch definitions diff DIR`): the files
+    are validated and applied exactly as `manage_orch.py definitions sync` would, then rolled back.
+    Admins only, like the writes it previews."""
+
+    @extend_schema_serializer(component_name="DefinitionsPlanIn")
+    class InputSerializer(serializers.Serializer):
+        class FileSerializer(serializers.Serializer):
+            name = StrictCharField(max_length=500, help_text="How errors and the plan name the file.")
+            content = StrictCharField(allow_blank=True, trim_whitespace=False, help_text="The YAML text.")
+
+        files = serializers.ListField(child=FileSerializer(), max_length=1000)
+        prune = StrictBooleanField(
+            required=False, default=False, help_text="Also list the deletes of what no file defines."
+        )
+
+    @extend_schema(operation_id="definitions_plan", responses=openapi.PlanOut)
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        documents = [
+            d for f in body.validated_data["files"] for d in parse_documents(f["name"], f["content"])
+        ]
+        plan = definitions.sync_plan(documents, prune=body.validated_data["prune"])
+        return Response(definitions.sync_apply(plan, actor=actor_name(request.user), dry_run=True))

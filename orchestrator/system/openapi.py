@@ -140,3 +140,23 @@ METRICS = _obj(
         ),
     },
 )
+
+
+class PlanChangeOut(s.Serializer):
+    kind = s.ChoiceField(choices=["pool", "context", "task", "dag", "schedule"])
+    id = s.CharField()
+    action = s.ChoiceField(choices=["create", "update", "delete", "unchanged"])
+    file = s.CharField(allow_null=True, help_text="The file that defines it (null for a delete).")
+    diff = s.DictField(
+        child=inline_serializer("PlanFieldDiff", {"before": s.JSONField(), "after": s.JSONField()}),
+        help_text="Field -> {before, after}: every field of a create, the changed fields of an update.",
+    )
+
+
+class PlanOut(s.Serializer):
+    applied = s.BooleanField(help_text="Always false here: a plan changes nothing.")
+    # inline: a Serializer subclass cannot declare fields named create and update (its methods)
+    summary = inline_serializer(
+        "PlanSummary", {a: s.IntegerField() for a in ("create", "update", "delete", "unchanged")}
+    )
+    changes = PlanChangeOut(many=True)

@@ -7,7 +7,6 @@ import re
 from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext as _
 
 register = template.Library()
 
@@ -25,17 +24,3 @@ def highlight(excerpt: str) -> SafeString:
 @register.filter
 def get_item(mapping: object, key: str) -> object:
     return mapping.get(key) if isinstance(mapping, dict) else None
-
-
-@register.filter
-def duration(seconds: float | int | None) -> str:
-    """A duration as people say it: "2 min 13 s", "3 h 5 min", "4 d 2 h" (the two largest units)."""
-    if seconds is None:
-        return "—"
-    left = int(round(float(seconds)))
-    parts: list[str] = []
-    for size, unit in ((86400, _("d")), (3600, _("h")), (60, _("min")), (1, _("s"))):
-        if left >= size or (size == 1 and not parts):
-            parts.append(f"{left // size} {unit}")
-            left %= size
-    return " ".join(parts[:2])

@@ -5,34 +5,25 @@ watch its graph and logs from the console without defining anything first."""
 
 import json
 import secrets
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
-from orchestrator.definitions import services as definitions
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.security.services import user_create
+from orchestrator.system.definitions import sync_apply, sync_plan
+from shared.definitions.files import read_documents
 
 USERNAME = "admin"
-DEMO_TASKS = [  # (id, command, dependencies, parameters)
-    ("demo-fetch", "echo fetching from $SOURCE; sleep 1; echo fetched", [], {"SOURCE": "example"}),
-    ("demo-count", "for i in 1 2 3 4 5 6 7 8; do echo counted $i; sleep 0.5; done", ["demo-fetch"], {}),
-    ("demo-check", "echo checking; sleep 2; echo all good", ["demo-fetch"], {}),
-    ("demo-report", "echo report for $SOURCE done", ["demo-count", "demo-check"], {"SOURCE": "example"}),
-]
+# The repository's examples/ folder (make run runs from a checkout).
+DEMO_EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "orchestrator" / "demo.yaml"
 
 
 def create_demo_dag() -> None:
-    for task_id, command, dependencies, parameters in DEMO_TASKS:
-        definitions.task_definition_put(
-            task_id=task_id, name=task_id, description="Created by make run as an example.", command=command,
-            dependencies=dependencies, parameters=parameters, queue="default",
-        )  # fmt: skip
-    definitions.dag_put(
-        dag_id="demo", name="Demo", description="Created by make run: schedule it from the console.",
-        tasks=[{"id": "demo-report", "parameters": {}}], context=None, tags=["demo"],
-    )  # fmt: skip
+    # Through the definitions sync, as a user would apply the example folder.
+    sync_apply(sync_plan(read_documents(DEMO_EXAMPLE)))
 
 
 class Command(BaseCommand):
