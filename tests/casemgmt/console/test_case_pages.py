@@ -167,7 +167,7 @@ def test_closing_with_an_outcome_after_the_last_step(api, admin_user):
     url = f"/console/cases/{case['id']}"
     page = client.get(url).content.decode()
     assert re.search(r'<svg class="dag"[^>]*aria-label="Workflow"', page)
-    assert 'data-node="review" data-status="active"' in page and "task · active" in page
+    assert 'data-node="review" data-status="active"' in page and "task · Active" in page
     assert "ready to close" not in page
     task = f"/console/tasks/{case['id']}/review"
     assert client.post(task + "/claim").status_code == 302
