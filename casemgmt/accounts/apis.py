@@ -16,6 +16,7 @@ from casemgmt.accounts import selectors, services
 from casemgmt.accounts.models import Role, User
 from casemgmt.accounts.request import AuthenticatedRequest
 from casemgmt.tenancy.models import Theme
+from shared.api import errors
 from shared.api.fields import (
     StrictBooleanField,
     StrictCharField,
@@ -26,7 +27,8 @@ from shared.api.fields import (
 from shared.api.openapi import LIST_OF_OBJECTS, TEXT, errors_also, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.querying import QuerySerializer, QueryTextField
-from shared.api.time import iso
+from shared.api.time import iso, now_ms
+from shared.auth.permissions import has_permission
 from shared.web.clientip import client_ip
 
 
@@ -322,3 +324,98 @@ class RolePermissionsApi(APIView):
             role=role, actor=request.user, permissions=data.validated_data["permissions"]
         )
         return Response(role_out(role))
+
+
+# --- the caller, users and out of office ---------------------------------------------------------
+
+
+class MeApi(APIView):
+    required = {"GET": ""}
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: AuthenticatedRequest) -> Response:
+        user = request.user
+        return Response(
+            {
+                **user_summary_out(user),
+                "tenantId": str(user.member_tenant_id),
+                "permissions": sorted(user.get_permission_strings()),
+                "teams": [
+                    {"id": str(m.team_id), "name": m.team.name, "lead": m.lead}
+                    for m in selectors.teams_of(user)
+                ],
+                "outOfOffice": selectors.out_of_office_of(_fresh(user), now_ms()),
+            }
+        )
+
+
+def _fresh(user: User) -> User:
+    # The authenticated principal may come from a short-lived cache: absence is read from the row.
+    return User.objects.get(pk=user.pk)
+
+
+class UserDetailApi(APIView):
+    # admin:users reads anyone of the tenant; everyone may read themselves.
+    required = {"GET": ""}
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: AuthenticatedRequest, user_id) -> Response:
+        if user_id != request.user.id and not has_permission(
+            request.user.get_permission_strings(), "admin:users"
+        ):
+            raise errors.PermissionDenied("Requires permission admin:users.")
+        user = selectors.principal_get(tenant_id=request.user.member_tenant_id, principal_id=user_id)
+        return Response({**principal_out(user), "outOfOffice": selectors.out_of_office_of(user, now_ms())})
+
+
+class OutOfOfficeInput(StrictSerializer):
+    # `from` is a Python keyword: the field is declared under another name and renamed below.
+    until = serializers.DateTimeField()
+    delegateTo = serializers.UUIDField(required=False, allow_null=True, default=None)
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField()
+        return fields
+
+
+def _set_out_of_office(request: AuthenticatedRequest, user: User) -> Response:
+    body = OutOfOfficeInput(data=request.data)
+    body.is_valid(raise_exception=True)
+    data = body.validated_data
+    updated = services.out_of_office_set(
+        user=user,
+        actor=request.user,
+        starts=data["from"],
+        until=data["until"],
+        delegate_to=data["delegateTo"],
+    )
+    return Response(selectors.out_of_office_of(updated, now_ms()))
+
+
+class MyOutOfOfficeApi(APIView):
+    required = {"PUT": "", "DELETE": ""}
+
+    @extend_schema(request=OutOfOfficeInput, responses={200: OpenApiTypes.OBJECT})
+    def put(self, request: AuthenticatedRequest) -> Response:
+        return _set_out_of_office(request, _fresh(request.user))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: AuthenticatedRequest) -> Response:
+        services.out_of_office_clear(user=_fresh(request.user), actor=request.user)
+        return Response(status=204)
+
+
+class UserOutOfOfficeApi(APIView):
+    required = {"PUT": "admin:users", "DELETE": "admin:users"}
+
+    @extend_schema(request=OutOfOfficeInput, responses={200: OpenApiTypes.OBJECT})
+    def put(self, request: AuthenticatedRequest, user_id) -> Response:
+        user = selectors.principal_get(tenant_id=request.user.member_tenant_id, principal_id=user_id)
+        return _set_out_of_office(request, user)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: AuthenticatedRequest, user_id) -> Response:
+        user = selectors.principal_get(tenant_id=request.user.member_tenant_id, principal_id=user_id)
+        services.out_of_office_clear(user=user, actor=request.user)
+        return Response(status=204)

@@ -13,7 +13,7 @@ from shared.api.errors import InvalidState
 
 KNOWN_PERMISSIONS = (
     "cases:create", "cases:read", "cases:update", "cases:delete",
-    "tasks:read", "tasks:claim", "tasks:complete",
+    "tasks:read", "tasks:claim", "tasks:complete", "tasks:assign",
     "reports:read", "reports:create",
     "admin:users", "admin:roles", "admin:tenant", "admin:case_types", "admin:erasure", "admin:audit",
     "audit:read",
@@ -97,6 +97,13 @@ class User(AbstractBaseUser, PermissionsMixin):
     token_generation = models.PositiveIntegerField(default=0)
     # Claimed by the welcome-email task so a redelivered task never sends twice.
     welcome_sent_at = models.DateTimeField(null=True, blank=True)
+    # Out of office: from `away_from` (inclusive) until `away_until` (exclusive) assignments to
+    # this user go to `away_delegate`, or stay unassigned without one (docs/teams.md).
+    away_from = models.DateTimeField(null=True, blank=True)
+    away_until = models.DateTimeField(null=True, blank=True)
+    away_delegate = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
@@ -138,6 +145,56 @@ class User(AbstractBaseUser, PermissionsMixin):
     @property
     def role_names(self) -> list[str]:
         return [role.name for role in self.roles.all()]
+
+    @property
+    def rls_teams(self) -> str:
+        """The database's `app.team_ids` for this principal's requests: every team for holders of
+        `admin:*`, else the ids of its teams (which case types' `accessTeams` may name)."""
+        granted = self.get_permission_strings()
+        if "*" in granted or "admin:*" in granted:
+            return "*"
+        cached: list[uuid.UUID] | None = getattr(self, "_team_ids", None)
+        if cached is None:
+            cached = list(TeamMembership.objects.filter(user=self).values_list("team_id", flat=True))
+            self._team_ids = cached
+        return ",".join(str(team_id) for team_id in cached)
+
+
+class Team(models.Model):
+    """A group of users of one tenant that tasks name as their candidates (`team` on a task step)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="teams")
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    members = models.ManyToManyField(User, through="TeamMembership", related_name="teams")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("name",)
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="team_unique_name_per_tenant")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TeamMembership(models.Model):
+    # tenant_id on the row itself: the tenant isolation policy covers every table that has one.
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="team_memberships")
+    lead = models.BooleanField(default=False)
+    added_at = models.DateTimeField(auto_now_add=True)
+    # When a strategy last gave this member a task of the team (least_loaded breaks ties by it).
+    last_assigned_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("added_at", "id")
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="team_member_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.team_id}/{self.user_id}"
 
 
 class RevokedToken(models.Model):

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from django.db.models import Q, QuerySet
 
-from casemgmt.accounts.models import Role, User
+from casemgmt.accounts.models import Role, Team, TeamMembership, User
 from casemgmt.tenancy.models import Theme
 from shared.api import errors
 from shared.api.pagination import Page
+from shared.api.time import iso
 
 # Preference defaults (theme: the tenant's default theme).
 PREFERENCE_DEFAULTS: dict[str, Any] = {
@@ -34,6 +36,13 @@ def preferences_of(user: User) -> dict[str, Any]:
     return {
         key: merged[key] for key in ("theme", "language", "timezone", "itemsPerPage", "emailNotifications")
     }
+
+
+def locale_of(user: User) -> tuple[str | None, str | None]:
+    """The language and time zone the user chose (None where they have not): the browser's
+    language applies until they choose one."""
+    stored = user.preferences or {}
+    return stored.get("language"), stored.get("timezone")
 
 
 def principals(tenant_id: UUID) -> QuerySet[User]:
@@ -70,3 +79,59 @@ def role_get(*, tenant_id: UUID, role_id: UUID) -> Role:
     if role is None:
         raise errors.NotFound("Role not found.")
     return role
+
+
+# --- teams and out of office -------------------------------------------------------------------
+
+
+def team_list(*, tenant_id: UUID, page: Page) -> tuple[list[Team], int]:
+    queryset = Team.objects.filter(tenant_id=tenant_id).order_by("name", "id")
+    total = queryset.count()
+    rows = queryset.prefetch_related("memberships__user")[page.offset : page.offset + page.limit]
+    return list(rows), total
+
+
+def team_get(*, tenant_id: UUID, team_id: Any) -> Team:
+    # Another tenant's team is reported as missing, like any other resource of another tenant.
+    team = Team.objects.filter(tenant_id=tenant_id, pk=team_id).prefetch_related("memberships__user").first()
+    if team is None:
+        raise errors.NotFound("Team not found.")
+    return team
+
+
+def team_resolve(*, tenant_id: UUID, ref: str) -> Team | None:
+    """A task step's `team`: a team id, else a team name, of the tenant."""
+    try:
+        by_id = Team.objects.filter(tenant_id=tenant_id, pk=UUID(ref)).first()
+    except ValueError:
+        by_id = None
+    return by_id or Team.objects.filter(tenant_id=tenant_id, name=ref).first()
+
+
+def teams_of(user: User) -> list[TeamMembership]:
+    return list(TeamMembership.objects.filter(user=user).select_related("team").order_by("team__name"))
+
+
+def team_ids_of(user: User) -> list[UUID]:
+    """The user's team ids, read once per user object (a request's principal, a bulk's target)."""
+    cached: list[UUID] | None = getattr(user, "_team_ids", None)
+    if cached is None:
+        cached = list(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True))
+        user._team_ids = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def is_away(user: User, at: datetime) -> bool:
+    """Out of office at `at`: from `away_from` (inclusive) until `away_until` (exclusive)."""
+    return bool(user.away_from and user.away_until and user.away_from <= at < user.away_until)
+
+
+def out_of_office_of(user: User, at: datetime) -> dict[str, Any] | None:
+    if user.away_from is None or user.away_until is None:
+        return None
+    return {
+        "from": iso(user.away_from),
+        "until": iso(user.away_until),
+        "delegateTo": str(user.away_delegate_id) if user.away_delegate_id else None,
+        "active": is_away(user, at),
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -387,3 +388,57 @@ def role_set_permissions(*, role: Role, actor: User, permissions: list[str]) -> 
         changes={"permissions": {"from": before, "to": permissions}},
     )
     return role
+
+
+# --- out of office --------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def out_of_office_set(
+    *, user: User, actor: User, starts: datetime, until: datetime, delegate_to: Any = None
+) -> User:
+    """Sets `user`'s absence; the delegate must be another active user of the same tenant."""
+    if until <= starts:
+        raise errors.ValidationFailed("until must be after from", field="until")
+    delegate = None
+    if delegate_to is not None:
+        delegate = (
+            User.objects.filter(tenant_id=user.tenant_id, id=delegate_to, is_active=True)
+            .exclude(id=user.id)
+            .first()
+        )
+        if delegate is None:
+            raise errors.ValidationFailed(
+                "delegateTo must be another active user of this tenant", field="delegateTo"
+            )
+    user.away_from, user.away_until, user.away_delegate = starts, until, delegate
+    user.save(update_fields=["away_from", "away_until", "away_delegate"])
+    record(
+        tenant_id=user.member_tenant_id,
+        actor=str(actor.id),
+        action="user:out_of_office_set",
+        resource=f"users/{user.id}",
+        changes={"from": starts.isoformat(), "until": until.isoformat(), "delegateTo": _id(delegate)},
+    )
+    forget_cached_principals()
+    return user
+
+
+@transaction.atomic
+def out_of_office_clear(*, user: User, actor: User) -> None:
+    if user.away_from is None and user.away_until is None:
+        return  # nothing set: an idempotent 204
+    user.away_from, user.away_until, user.away_delegate = None, None, None
+    user.save(update_fields=["away_from", "away_until", "away_delegate"])
+    record(
+        tenant_id=user.member_tenant_id,
+        actor=str(actor.id),
+        action="user:out_of_office_cleared",
+        resource=f"users/{user.id}",
+        changes={},
+    )
+    forget_cached_principals()
+
+
+def _id(user: User | None) -> str | None:
+    return str(user.id) if user is not None else None

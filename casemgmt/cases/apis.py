@@ -9,18 +9,20 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casemgmt.accounts.request import AuthenticatedRequest
-from casemgmt.cases import openapi, selectors, services
+from casemgmt.cases import comments, openapi, selectors, services
 from casemgmt.cases.jsondata import summary_of
-from casemgmt.cases.models import Case, CaseType
+from casemgmt.cases.models import Case, CaseComment, CaseType
 from casemgmt.tenancy.throttling import SearchThrottle
-from shared.api.errors import ValidationFailed
-from shared.api.fields import JsonObjectField, StrictCharField, StrictIntegerField
+from shared.api.bulk import BULK_MAX, as_query, check_count, one_of_list_or_filter
+from shared.api.errors import PermissionDenied, ValidationFailed
+from shared.api.fields import JsonObjectField, StrictCharField, StrictIntegerField, StrictSerializer
 from shared.api.openapi import (
     BOOLEAN,
     NOT_BLANK,
@@ -32,7 +34,7 @@ from shared.api.openapi import (
     page_parameters,
     query,
 )
-from shared.api.pagination import get_page, next_link
+from shared.api.pagination import get_page, list_body, next_link
 from shared.api.querying import (
     QueryBooleanField,
     QueryChoiceField,
@@ -42,6 +44,7 @@ from shared.api.querying import (
     QueryUUIDField,
 )
 from shared.api.time import iso
+from shared.auth.permissions import has_permission
 
 # `sortBy` values: the API's spellings of the selector's sort keys.
 SORT_BY = {"createdAt": "created_at", "deadline": "deadline", "status": "status"}
@@ -57,6 +60,7 @@ def case_type_out(case_type: CaseType) -> dict[str, Any]:
         "schema": case_type.schema,
         "prefix": case_type.prefix,
         "slaHours": case_type.sla_hours,
+        "accessTeams": list(case_type.access_teams or []),
         "createdAt": iso(case_type.created_at),
     }
 
@@ -103,6 +107,13 @@ def case_step_out(step: selectors.StepRow) -> dict[str, Any]:
     }
     if step.completed_at is not None:  # completedAt is absent while the step is active
         out["completedAt"] = step.completed_at
+    out["iteration"] = step.iteration
+    if step.type == "timer" and step.fire_at is not None:  # when the timer fires (or fired)
+        out["fireAt"] = step.fire_at
+    if step.message:
+        out["message"] = step.message
+    if step.child_case_id:
+        out["childCaseId"] = step.child_case_id
     return out
 
 
@@ -110,11 +121,14 @@ def case_detail_out(detail: selectors.CaseDetail) -> dict[str, Any]:
     """A case with its `workflow` object: {id, version, steps[]}, or None without a workflow."""
     body = case_row_out(detail.case)
     workflow_id = detail.case.workflow_version_id
+    body["parentId"] = detail.family.get("parentId")
+    body["children"] = detail.family.get("children", [])
     body["workflow"] = (
         {
             "id": str(workflow_id),
             "version": detail.workflow_version,
             "steps": [case_step_out(s) for s in detail.steps],
+            "history": detail.family.get("history", []),
         }
         if workflow_id is not None
         else None
@@ -172,6 +186,9 @@ class CaseTypeListCreateApi(APIView):
         schema = JsonObjectField()
         prefix = StrictCharField(required=False, max_length=8)
         slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
+        accessTeams = serializers.ListField(
+            child=serializers.UUIDField(), required=False, allow_null=True, default=None, max_length=100
+        )
 
     class FilterSerializer(QuerySerializer):
         key = QueryTextField()
@@ -204,6 +221,7 @@ class CaseTypeListCreateApi(APIView):
             schema=data["schema"],
             prefix=data.get("prefix"),
             sla_hours=data.get("slaHours"),
+            access_teams=data["accessTeams"],
         )
         return Response(case_type_out(case_type), status=201)
 
@@ -444,3 +462,79 @@ class CaseCancelApi(APIView):
         case = selectors.access_case(user=request.user, case_id=case_id)
         case = services.case_cancel(user=request.user, case=case, **body.validated_data)
         return Response(case_out(case))
+
+
+class CaseBulkApi(APIView):
+    required = {"POST": "cases:update"}  # what closing or cancelling one case needs
+
+    class InputSerializer(StrictSerializer):
+        action = serializers.ChoiceField(choices=services.CASE_BULK_ACTIONS)
+        caseIds = serializers.ListField(
+            child=serializers.UUIDField(), required=False, allow_null=True, default=None
+        )
+        filter = serializers.DictField(required=False, allow_null=True, default=None)
+        outcome = StrictCharField(required=False, allow_blank=True, default="", max_length=200)
+        reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: AuthenticatedRequest) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        one_of_list_or_filter(data, "caseIds")
+        if data["filter"] is not None:
+            if not has_permission(request.user.get_permission_strings(), "cases:read"):
+                raise PermissionDenied("Requires permission cases:read.")  # as GET /cases would
+            filters = CaseListCreateApi.FilterSerializer(
+                data=as_query(data["filter"]), context={"user": request.user}
+            )
+            filters.is_valid(raise_exception=True)
+            case_ids = list(
+                selectors.case_list(user=request.user, **filters.validated_data).values_list("id", flat=True)[
+                    : BULK_MAX + 1
+                ]
+            )
+            check_count(len(case_ids), "filter")
+        else:
+            case_ids = data["caseIds"]
+        result = services.cases_bulk(
+            user=request.user,
+            action=data["action"],
+            case_ids=case_ids,
+            outcome=data["outcome"],
+            reason=data["reason"],
+        )
+        return Response(result)
+
+
+def comment_out(comment: CaseComment) -> dict[str, Any]:
+    author = comment.author
+    return {
+        "id": str(comment.id),
+        "body": comment.body,
+        "author": {"id": str(author.id), "email": author.email} if author else None,
+        "createdAt": iso(comment.created_at),
+    }
+
+
+class CaseCommentListCreateApi(APIView):
+    required = {"GET": "cases:read", "POST": "cases:update"}
+
+    class InputSerializer(StrictSerializer):
+        # As given: no trimming, so what was written is what is stored and shown.
+        body = StrictCharField(max_length=comments.BODY_MAX, trim_whitespace=False)
+
+    @extend_schema(parameters=page_parameters(), responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
+        case = selectors.access_case(user=request.user, case_id=case_id)
+        page = get_page(request.query_params, default_limit=50, max_limit=200)
+        rows, total = comments.comment_list(case=case, page=page)
+        return Response(list_body("data", [comment_out(c) for c in rows], total, page))
+
+    @extend_schema(responses={201: OpenApiTypes.OBJECT})
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        case = selectors.access_case(user=request.user, case_id=case_id)
+        comment = comments.comment_add(user=request.user, case=case, body=body.validated_data["body"])
+        return Response(comment_out(comment), status=201)

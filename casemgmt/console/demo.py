@@ -1,5 +1,6 @@
 """Work for `make run`'s demo tenant, so its console has something to do from the first sign-in:
-the case type and published workflow of examples/casemgmt/claim.yaml and three cases waiting at
+the case types and published workflow of examples/casemgmt/claim.yaml (a rework loop, a site
+inspection as a sub-case for large claims, an objection-period timer) and three cases waiting at
 their first task. Made through the services (audited like anything else)."""
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ class DraftOut(serializers.Serializer):
     savedAt = serializers.DateTimeField()
 
 
+class TeamRefOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+
+
 class TaskOut(serializers.Serializer):
     caseId = serializers.UUIDField()
     stepId = serializers.CharField()
@@ -23,6 +28,7 @@ class TaskOut(serializers.Serializer):
     dueAt = serializers.DateTimeField(allow_null=True)
     assignedTo = serializers.UUIDField(allow_null=True)
     role = serializers.CharField(allow_null=True)
+    candidateTeam = TeamRefOut(allow_null=True)
     formSchema = serializers.DictField()
     outcomes = serializers.ListField(child=serializers.CharField(), allow_null=True)
     escalated = serializers.BooleanField()
@@ -66,3 +72,23 @@ class WorkflowPageOut(serializers.Serializer):
     data = WorkflowOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
+
+
+class MessageOut(serializers.Serializer):
+    caseId = serializers.UUIDField()
+    stepId = serializers.CharField(help_text="the wait step the message completed")
+    message = serializers.CharField()
+    status = serializers.CharField()
+    result = serializers.JSONField(allow_null=True)
+    completedAt = serializers.DateTimeField(allow_null=True)
+
+
+class _MigrationFailureOut(serializers.Serializer):
+    caseId = serializers.UUIDField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class MigrationOut(serializers.Serializer):
+    migrated = serializers.IntegerField()
+    failed = _MigrationFailureOut(many=True)

@@ -8,6 +8,7 @@ from uuid import UUID
 
 from django.db.models import F, Q, QuerySet
 
+from casemgmt.accounts.selectors import team_ids_of
 from casemgmt.workflows.models import CaseStep, Workflow
 from shared.api.errors import NotFound
 
@@ -66,14 +67,22 @@ INBOX_STATUSES = ("claimed", "unclaimed", "completed")
 TASK_STATUSES = (CaseStep.ACTIVE, CaseStep.COMPLETED)
 
 
-def _visible_to(user: User) -> Q:
-    """Decision: a user sees the open tasks it holds or may claim (no role, or a role it holds),
-    and the completed tasks it holds or completed."""
-    open_claimable = Q(status=CaseStep.ACTIVE) & (
-        Q(assigned_to=user) | Q(assigned_to__isnull=True) & (Q(role="") | Q(role__in=user.role_names))
+def candidate_filter(user: User) -> Q:
+    """Open tasks `user` may claim: unassigned, with no role or one it holds, and no candidate
+    team or one it is a member of."""
+    return (
+        Q(status=CaseStep.ACTIVE, assigned_to__isnull=True)
+        & (Q(role="") | Q(role__in=user.role_names))
+        & (Q(candidate_team__isnull=True) | Q(candidate_team_id__in=team_ids_of(user)))
     )
+
+
+def _visible_to(user: User) -> Q:
+    """Decision: a user sees the open tasks it holds or may claim (`candidate_filter`), and the
+    completed tasks it holds or completed."""
+    open_held = Q(status=CaseStep.ACTIVE, assigned_to=user)
     done = Q(status=CaseStep.COMPLETED) & (Q(assigned_to=user) | Q(completed_by=user))
-    return open_claimable | done
+    return open_held | candidate_filter(user) | done
 
 
 def task_inbox(
@@ -85,10 +94,13 @@ def task_inbox(
     case_id: UUID | None = None,
     sort_by: str = "created_at",
     case_type: str | None = None,
+    team: UUID | None = None,
+    candidate: str | None = None,
 ) -> QuerySet[CaseStep]:
     """The tasks `user` sees: open ones unless `status` (one of `INBOX_STATUSES`) says otherwise,
     due strictly between `due_after` and `due_before`; `sort_by` is a key of `INBOX_SORTS`. The
-    console also narrows by case type key."""
+    console also narrows by case type key. `team` keeps the tasks whose candidate team it is;
+    `candidate="me"` the open tasks the caller may claim."""
     tasks = CaseStep.objects.filter(tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES)
     if case_type:
         tasks = tasks.filter(case__case_type__key=case_type)
@@ -107,12 +119,18 @@ def task_inbox(
         tasks = tasks.filter(due_at__gt=due_after)
     if case_id:
         tasks = tasks.filter(case_id=case_id)
-    return tasks.select_related("case__case_type", "case__workflow_version").order_by(*INBOX_SORTS[sort_by])
+    if team:
+        tasks = tasks.filter(candidate_team_id=team)
+    if candidate == "me":
+        tasks = tasks.filter(candidate_filter(user))
+    return tasks.select_related("case__case_type", "case__workflow_version", "candidate_team").order_by(
+        *INBOX_SORTS[sort_by]
+    )
 
 
 def task_get(*, user: User, case_id: Any, step_id: str) -> CaseStep:
     row = (
-        CaseStep.objects.select_related("case__case_type", "case__workflow_version")
+        CaseStep.objects.select_related("case__case_type", "case__workflow_version", "candidate_team")
         .filter(
             tenant_id=user.member_tenant_id,
             case_id=case_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -17,12 +18,16 @@ from casemgmt.workflows.definitions import step_definition
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.openapi import DraftOut, FullTaskOut, InboxPageOut
 from casemgmt.workflows.selectors import INBOX_STATUSES, task_get, task_inbox
+from casemgmt.workflows.services import bulk
 from casemgmt.workflows.services import inbox as services
-from shared.api.fields import StrictCharField
+from shared.api.bulk import as_query, check_count, one_of_list_or_filter
+from shared.api.errors import PermissionDenied
+from shared.api.fields import StrictCharField, StrictSerializer
 from shared.api.openapi import TIMESTAMP_OR_DATE, UUID, one_of, page_parameters, query
 from shared.api.pagination import get_page, page_links
 from shared.api.querying import QueryChoiceField, QuerySerializer, QueryTimestampField, QueryUUIDField
 from shared.api.time import iso
+from shared.auth.permissions import has_permission
 
 # `sortBy` values: the API's spellings of the selector's sort keys.
 INBOX_SORT_BY = {"dueDate": "due_date", "createdAt": "created_at", "caseType": "case_type"}
@@ -62,6 +67,11 @@ def task_out(row: CaseStep, *, full: bool = False) -> dict[str, Any]:
         "dueAt": iso(row.due_at),
         "assignedTo": str(row.assigned_to_id) if row.assigned_to_id else None,
         "role": row.role or None,
+        "candidateTeam": (
+            {"id": str(row.candidate_team.id), "name": row.candidate_team.name}
+            if row.candidate_team
+            else None
+        ),
         "formSchema": step.get("formSchema") or {"type": "object"},
         "outcomes": step.get("outcomes"),
         "escalated": row.escalated,
@@ -96,6 +106,8 @@ class TaskInboxApi(APIView):
         dueBefore = QueryTimestampField(source="due_before")  # noqa: N815 (the API's spellings)
         dueAfter = QueryTimestampField(source="due_after")  # noqa: N815
         caseId = QueryUUIDField(source="case_id")  # noqa: N815
+        team = QueryUUIDField()
+        candidate = QueryChoiceField(choices=("me",), message="candidate must be me")
         sortBy = QueryChoiceField(  # noqa: N815
             source="sort_by",
             choices=INBOX_SORT_BY,
@@ -113,6 +125,8 @@ class TaskInboxApi(APIView):
             query("dueBefore", TIMESTAMP_OR_DATE),
             query("dueAfter", TIMESTAMP_OR_DATE),
             query("caseId", UUID),
+            query("team", UUID, "only tasks whose candidate team this is"),
+            query("candidate", one_of("me"), "only open tasks the caller may claim"),
             query("sortBy", one_of(*INBOX_SORT_BY), "default createdAt"),
         ]
     )
@@ -147,6 +161,16 @@ class TaskClaimApi(APIView):
         return _full(request.user, row)
 
 
+class TaskReleaseApi(APIView):
+    # The holder, or a holder of tasks:assign (checked by the service).
+    required = {"POST": ""}
+    OutputSerializer = FullTaskOut
+
+    def post(self, request: AuthenticatedRequest, case_id: uuid.UUID, step_id: str) -> Response:
+        row = services.task_release(user=request.user, case_id=case_id, step_id=step_id)
+        return _full(request.user, row)
+
+
 class TaskCompleteApi(APIView):
     required = {"POST": "tasks:complete"}
     OutputSerializer = FullTaskOut
@@ -162,6 +186,9 @@ class TaskCompleteApi(APIView):
         row = services.task_complete(
             user=request.user, case_id=case_id, step_id=step_id, data=data["data"], outcome=data["outcome"]
         )
+        if (step_definition(row.case, row.step_id).get("routes") or {}).get(row.outcome):
+            # A rework route made the step pending again: the answer is this completion as done.
+            return Response(task_out(row, full=True))
         return _full(request.user, row)
 
 
@@ -217,3 +244,55 @@ class TaskEscalateApi(APIView):
             escalate_to=data["escalateTo"],
         )
         return _full(request.user, row)
+
+
+class TaskBulkApi(APIView):
+    # Per action, what its single request needs (release: the holder or tasks:assign, per task).
+    required = {"POST": ""}
+    NEEDS = {"reassign": "tasks:complete", "escalate": "tasks:complete", "release": ""}
+
+    class TaskRefIn(StrictSerializer):
+        caseId = serializers.UUIDField()
+        stepId = StrictCharField(max_length=100)
+
+    class InputSerializer(StrictSerializer):
+        action = serializers.ChoiceField(choices=bulk.TASK_ACTIONS)
+        tasks = serializers.ListField(
+            child=serializers.DictField(), required=False, allow_null=True, default=None
+        )
+        filter = serializers.DictField(required=False, allow_null=True, default=None)
+        assignTo = serializers.UUIDField(required=False, allow_null=True, default=None)
+        reason = StrictCharField(required=False, allow_blank=True, default="", max_length=2000)
+        escalateTo = serializers.UUIDField(required=False, allow_null=True, default=None)
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: AuthenticatedRequest) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        needed = self.NEEDS[data["action"]]
+        if needed and not has_permission(request.user.get_permission_strings(), needed):
+            raise PermissionDenied(f"Requires permission {needed}.")
+        one_of_list_or_filter(data, "tasks")
+        if data["filter"] is not None:
+            filters = TaskInboxApi.FilterSerializer(data=as_query(data["filter"]))
+            filters.is_valid(raise_exception=True)
+            task_read_scope(user=request.user)  # the inbox's own permission check
+            refs = bulk.tasks_matching(user=request.user, filters=filters.validated_data)
+        else:
+            check_count(len(data["tasks"]), "tasks")
+            refs = [self._ref(item) for item in data["tasks"]]
+        result = bulk.tasks_bulk(
+            user=request.user,
+            action=data["action"],
+            tasks=refs,
+            assign_to=data["assignTo"],
+            reason=data["reason"],
+            escalate_to=data["escalateTo"],
+        )
+        return Response(result)
+
+    def _ref(self, item: dict[str, Any]) -> tuple[uuid.UUID, str]:
+        ref = self.TaskRefIn(data=item)
+        ref.is_valid(raise_exception=True)
+        return ref.validated_data["caseId"], ref.validated_data["stepId"]

@@ -12,18 +12,20 @@ from typing import Any
 
 from django.db import transaction
 
-from casemgmt.accounts.models import User
+from casemgmt.accounts.models import Team, User
 from casemgmt.audit.services import record
 from casemgmt.cases.jsondata import UNUSABLE_SCHEMA_ERRORS, draft7_validator, unusable_reason
 from casemgmt.cases.models import Case
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.tenancy import rls
 from casemgmt.workflows.definitions import step_definition
-from casemgmt.workflows.engine import workflow_advance
+from casemgmt.workflows.engine import workflow_advance, workflow_reroute
 from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.services import assignment
 from casemgmt.workflows.task_events import ASSIGNED, ESCALATED, SLA_BREACHED, task_notify
 from shared.api.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from shared.api.time import now_ms
+from shared.auth.permissions import has_permission
 
 SLA_REASON = "SLA breached: task overdue"
 
@@ -52,28 +54,53 @@ def _announce_assignment(row: CaseStep) -> None:
 
 
 def tenant_user(*, tenant_id: Any, user_id: Any, field: str) -> User:
-    """An active user of the tenant, else 400 (e.g. a reassign target)."""
+    """An active user of the tenant, else 400 (e.g. a reassign target). A bulk action resolves its
+    target once and passes the user itself."""
+    if isinstance(user_id, User) and user_id.tenant_id == tenant_id and user_id.is_active:
+        return user_id
     user = User.objects.filter(tenant_id=tenant_id, id=user_id, is_active=True).first() if user_id else None
     if user is None:
         raise ValidationFailed(f"{field} must be an active user of this tenant", field=field)
     return user
 
 
-def task_open(*, row: CaseStep, due_at: datetime | None, assign_to: Any, actor: str) -> None:
-    """Called by the engine when a task step activates: SLA and optional initial assignee."""
-    stored = (row.is_task, row.due_at, row.assigned_to_id)  # callers hold the row as stored
-    row.is_task, row.due_at = True, due_at
+def task_open(
+    *,
+    row: CaseStep,
+    due_at: datetime | None,
+    assign_to: Any,
+    actor: str,
+    team: Team | None = None,
+    strategy: str | None = None,
+    case_type_key: str = "",
+) -> None:
+    """Called by the engine when a task step activates: SLA, candidate team and the initial
+    assignee (the step's `assignTo`, else its team's `assignment` strategy), delegated while
+    that user is out of office."""
+    stored = (row.is_task, row.due_at, row.assigned_to_id, row.candidate_team_id)
+    row.is_task, row.due_at, row.candidate_team = True, due_at, team
+    picked_by = None
     assignee = (
         User.objects.filter(tenant_id=row.tenant_id, id=assign_to, is_active=True).first()
         if assign_to
         else None
     )
+    if assignee is None and team is not None and strategy in assignment.STRATEGIES:
+        assignee = assignment.strategy_pick(
+            row=row, team=team, strategy=strategy, case_type_key=case_type_key
+        )
+        picked_by = strategy if assignee is not None else None
+    if assignee is not None:
+        assignee = assignment.with_delegation(row, assignee, actor=actor, audit=task_audit)
     if assignee is not None:
         row.assigned_to = assignee
-    if (row.is_task, row.due_at, row.assigned_to_id) != stored:  # a task without SLA or assignee: no UPDATE
-        row.save(update_fields=["is_task", "due_at", "assigned_to"])
+    if (row.is_task, row.due_at, row.assigned_to_id, row.candidate_team_id) != stored:
+        row.save(update_fields=["is_task", "due_at", "assigned_to", "candidate_team"])
     if assignee is not None:
-        task_audit(row, actor, "task:assigned", {"assignedTo": str(assignee.id)})
+        changes: dict[str, Any] = {"assignedTo": str(assignee.id)}
+        if picked_by:
+            changes["strategy"] = picked_by
+        task_audit(row, actor, "task:assigned", changes)
         _announce_assignment(row)
         task_notify(row=row, event=ASSIGNED, recipient=assignee, actor=actor)
 
@@ -97,11 +124,10 @@ def locked_task(*, user: User, case_id: Any, step_id: str) -> tuple[Case, CaseSt
 
 
 def _require_role(row: CaseStep, target: User, field: str) -> None:
-    """A role-restricted task can only be handed to a holder of that role, as claiming requires."""
-    if row.role and row.role not in target.role_names:
-        raise ValidationFailed(
-            f"{field} must hold role {row.role!r}: this task is restricted to that role", field=field
-        )
+    """A task restricted to a role or a team can only be handed to a user who could claim it."""
+    problem = assignment.hold_problem(row, target)
+    if problem:
+        raise ValidationFailed(f"{field} {problem}", field=field)
 
 
 def _require_open(row: CaseStep) -> None:
@@ -123,6 +149,8 @@ def task_claim(*, user: User, case_id: Any, step_id: str) -> CaseStep:
     _require_not_held_by_other(row, user)  # 409 when claimed by another user
     if row.role and row.role not in user.role_names:
         raise PermissionDenied(f"Only holders of role {row.role!r} may claim this task.")
+    if row.candidate_team_id and not assignment.is_member(row.candidate_team_id, user):
+        raise PermissionDenied("Only members of the task's team may claim it.")
     if row.assigned_to_id == user.id:
         return row  # claiming a task one already holds is an idempotent 200
     row.assigned_to, row.claimed_at = user, now_ms()
@@ -165,9 +193,10 @@ def task_complete(
     case, row = locked_task(user=user, case_id=case_id, step_id=step_id)
     _require_open(row)
     _require_not_held_by_other(row, user)
-    if row.role and row.assigned_to_id is None and row.role not in user.role_names:
-        raise PermissionDenied(f"Only holders of role {row.role!r} may complete this task.")
-    _check_completion(step_definition(case, row.step_id), data, outcome)
+    if row.assigned_to_id is None and assignment.hold_problem(row, user):
+        raise PermissionDenied("Only a user who may claim this task may complete it unclaimed.")
+    step = step_definition(case, row.step_id)
+    _check_completion(step, data, outcome)
     now = now_ms()
     if row.assigned_to_id is None:  # completing an unclaimed task makes the caller its assignee
         row.assigned_to, row.claimed_at = user, now
@@ -188,7 +217,12 @@ def task_complete(
         ]
     )
     task_audit(row, str(user.id), "task:completed", {"outcome": outcome, "data": data})
-    workflow_advance(case=case, actor=user)  # completion activates the next steps
+    route = (step.get("routes") or {}).get(outcome) if outcome else None
+    if route:  # rework: back to an earlier step, this completion kept in the history
+        # The answer shows this completion (the row itself is pending again, for the next round).
+        workflow_reroute(case=case, from_step=row.step_id, outcome=outcome or "", to_step=route, actor=user)
+    else:
+        workflow_advance(case=case, actor=user)  # completion activates the next steps
     return row
 
 
@@ -205,20 +239,44 @@ def task_save_draft(*, user: User, case_id: Any, step_id: str, data: dict[str, A
 @transaction.atomic
 def task_reassign(*, user: User, case_id: Any, step_id: str, assign_to: Any) -> CaseStep:
     _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
-    assignee = tenant_user(tenant_id=user.member_tenant_id, user_id=assign_to, field="assignTo")
+    target = tenant_user(tenant_id=user.member_tenant_id, user_id=assign_to, field="assignTo")
     _require_open(row)
-    _require_role(row, assignee, "assignTo")
+    _require_role(row, target, "assignTo")
+    # While the target is out of office the task goes to their delegate, or back to unassigned.
+    assignee = assignment.with_delegation(row, target, actor=str(user.id), audit=task_audit)
     before = row.assigned_to_id
-    row.assigned_to, row.claimed_at = assignee, now_ms()
+    row.assigned_to, row.claimed_at = assignee, now_ms() if assignee else None
     row.save(update_fields=["assigned_to", "claimed_at"])
     task_audit(
         row,
         str(user.id),
         "task:reassigned",
-        {"assignedTo": {"before": _str(before), "after": str(assignee.id)}},
+        {"assignedTo": {"before": _str(before), "after": _str(assignee and assignee.id)}},
     )
     _announce_assignment(row)
     task_notify(row=row, event=ASSIGNED, recipient=assignee, actor=str(user.id))
+    return row
+
+
+@transaction.atomic
+def task_release(*, user: User, case_id: Any, step_id: str) -> CaseStep:
+    """The holder (or a `tasks:assign` holder) gives the task back to its candidates."""
+    _, row = locked_task(user=user, case_id=case_id, step_id=step_id)
+    _require_open(row)
+    if row.assigned_to_id is None:
+        raise Conflict("Task is not held by anyone.", code="invalid_state")
+    if row.assigned_to_id != user.id and not has_permission(user.get_permission_strings(), "tasks:assign"):
+        raise PermissionDenied("Only the holder of the task, or tasks:assign, may release it.")
+    before = row.assigned_to_id
+    row.assigned_to, row.claimed_at = None, None
+    row.save(update_fields=["assigned_to", "claimed_at"])
+    task_audit(row, str(user.id), "task:released", {"assignedTo": {"before": str(before), "after": None}})
+    broadcast_on_commit(
+        tenant_id=row.tenant_id,
+        type="task:released",
+        data={"caseId": str(row.case_id), "stepId": row.step_id},
+        permission="tasks:read",
+    )
     return row
 
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 WORKER = ["tasks:read", "tasks:claim", "tasks:complete", "cases:read"]
 TASK_FIELDS = {
     "caseId", "stepId", "stepName", "caseType", "caseNumber", "caseSummary", "status", "createdAt", "dueAt",
-    "assignedTo", "role", "formSchema", "outcomes", "escalated", "escalatedAt", "escalationReason",
+    "assignedTo", "role", "candidateTeam", "formSchema", "outcomes", "escalated", "escalatedAt", "escalationReason",
     "escalatedTo", "draft", "outcome", "completedAt", "completedBy",
 }  # fmt: skip
 
