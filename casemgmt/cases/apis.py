@@ -60,6 +60,7 @@ def case_type_out(case_type: CaseType) -> dict[str, Any]:
         "schema": case_type.schema,
         "prefix": case_type.prefix,
         "slaHours": case_type.sla_hours,
+        "accessTeams": list(case_type.access_teams or []),
         "createdAt": iso(case_type.created_at),
     }
 
@@ -106,6 +107,13 @@ def case_step_out(step: selectors.StepRow) -> dict[str, Any]:
     }
     if step.completed_at is not None:  # completedAt is absent while the step is active
         out["completedAt"] = step.completed_at
+    out["iteration"] = step.iteration
+    if step.type == "timer" and step.fire_at is not None:  # when the timer fires (or fired)
+        out["fireAt"] = step.fire_at
+    if step.message:
+        out["message"] = step.message
+    if step.child_case_id:
+        out["childCaseId"] = step.child_case_id
     return out
 
 
@@ -113,11 +121,14 @@ def case_detail_out(detail: selectors.CaseDetail) -> dict[str, Any]:
     """A case with its `workflow` object: {id, version, steps[]}, or None without a workflow."""
     body = case_row_out(detail.case)
     workflow_id = detail.case.workflow_version_id
+    body["parentId"] = detail.family.get("parentId")
+    body["children"] = detail.family.get("children", [])
     body["workflow"] = (
         {
             "id": str(workflow_id),
             "version": detail.workflow_version,
             "steps": [case_step_out(s) for s in detail.steps],
+            "history": detail.family.get("history", []),
         }
         if workflow_id is not None
         else None
@@ -175,6 +186,9 @@ class CaseTypeListCreateApi(APIView):
         schema = JsonObjectField()
         prefix = StrictCharField(required=False, max_length=8)
         slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
+        accessTeams = serializers.ListField(
+            child=serializers.UUIDField(), required=False, allow_null=True, default=None, max_length=100
+        )
 
     class FilterSerializer(QuerySerializer):
         key = QueryTextField()
@@ -207,6 +221,7 @@ class CaseTypeListCreateApi(APIView):
             schema=data["schema"],
             prefix=data.get("prefix"),
             sla_hours=data.get("slaHours"),
+            access_teams=data["accessTeams"],
         )
         return Response(case_type_out(case_type), status=201)
 

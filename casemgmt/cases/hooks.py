@@ -57,10 +57,13 @@ class WorkflowBinding:
     start: Callable[..., object]  # (case=, actor=)
     halt: Callable[..., object]  # (case=, actor=)
     current_steps: Callable[[list[Any]], dict[Any, str]]  # case id -> name of its first active step
-    # (step_id, name, type, status, activated_at, completed_at) of a case's steps, by position
+    # (step_id, name, type, status, activated_at, completed_at, iteration, fire_at, message,
+    # child_case_id) of a case's steps, by position
     steps_of: Callable[[Case], list[tuple[Any, ...]]]
     assigned_case_ids: Callable[[Any, Any], QuerySet[Any, Any]]  # (tenant_id, user id) -> values("case_id")
     step_active: str  # the status of an active step, for the SQL over the steps table
+    # case id -> {parentId, children: [{id, caseNumber, status}], history: [earlier step runs]}
+    family_of: Callable[[Any], dict[str, Any]]
 
 
 _bindings: list[WorkflowBinding] = []
