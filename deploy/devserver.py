@@ -1,7 +1,7 @@
 """`make run`: both services on the embedded default (SQLite, filesystem broker), in the foreground.
 
 Starts the production processes of deploy/Procfile, with the commands read from it so the two
-cannot drift: the case web (uvicorn) on :8000, the orchestrator web (`shared.web.daphne`) on
+cannot drift: the case web (uvicorn) on :8000, the orchestrator web (uvicorn) on
 :3000, the case worker and an orchestrator agent, each with beat embedded for periodic jobs.
 `EMBEDDED` lists the only changes made to a Procfile command. Every output line is prefixed with
 its process name, and Ctrl-C stops everything.
