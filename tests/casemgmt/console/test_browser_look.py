@@ -82,7 +82,7 @@ def test_every_page_in_german_and_english_on_a_desktop_and_a_phone(driver, waiti
     for width in WIDTHS:  # the admin in the same family and language (the session is the console's)
         driver.set_window_size(width, 900)
         driver.get(driver.base + "/admin/")
-        shows(driver, "Abmelden", selector="body")
+        shows(driver, "Verwaltung", selector="body")  # the index's title, in German
         _shot(driver, f"admin-de-{width}.png")
 
     # A live announcement: German words, Berlin's clock and zone (not the browser's UTC).
