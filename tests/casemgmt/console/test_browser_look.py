@@ -29,9 +29,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 WIDTHS = (1280, 375)
 
 
-def pages(case_id: str, language: str) -> list[tuple[str, str, str]]:
+def pages(case: dict, language: str) -> list[tuple[str, str, str]]:
     german = language == "de"
+    case_id = case["id"]
     return [
+        (
+            "new-case",
+            f"/console/cases/new?type={case['caseTypeKey']}",
+            "Fall anlegen" if german else "Start Case",
+        ),
         ("inbox", "/console/", "Übernehmen" if german else "Claim"),
         ("task", f"/console/tasks/{case_id}/review", "Pflichtfeld" if german else "required"),
         ("case", f"/console/cases/{case_id}", "Prüfprotokoll" if german else "Audit trail"),
@@ -52,10 +58,10 @@ return [...document.querySelectorAll('main table')].filter(t => t.tHead && t.off
 """
 
 
-def walk(driver, case_id: str, language: str, *, check_accessibility: bool) -> None:  # noqa: F811
+def walk(driver, case: dict, language: str, *, check_accessibility: bool) -> None:  # noqa: F811
     for width in WIDTHS:
         driver.set_window_size(width, 900)
-        for name, path, text in pages(case_id, language):
+        for name, path, text in pages(case, language):
             driver.get(driver.base + path)
             shows(driver, text)
             where = f"{name} ({language}, {width} px)"
@@ -78,7 +84,7 @@ def test_every_page_in_german_and_english_on_a_desktop_and_a_phone(driver, waiti
     created = Case.objects.get(pk=waiting_case["id"]).created_at.astimezone(ZoneInfo("Europe/Berlin"))
     driver.get(driver.base + "/console/cases")
     shows(driver, f"{created:%d.%m.%Y %H:%M} {created.tzname()}")
-    walk(driver, waiting_case["id"], "de", check_accessibility=True)
+    walk(driver, waiting_case, "de", check_accessibility=True)
     for width in WIDTHS:  # the admin in the same family and language (the session is the console's)
         driver.set_window_size(width, 900)
         driver.get(driver.base + "/admin/")
@@ -124,4 +130,4 @@ def test_every_page_in_german_and_english_on_a_desktop_and_a_phone(driver, waiti
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
     preferences_update(user=admin_user, changes={"language": "en"})
-    walk(driver, waiting_case["id"], "en", check_accessibility=False)  # English axe runs in test_browser
+    walk(driver, waiting_case, "en", check_accessibility=False)  # English axe runs in test_browser

@@ -20,9 +20,12 @@ pytestmark = pytest.mark.django_db
 TEMPLATE_TEXT = ("{#", "#}", "{%", "%}", "{{", "}}")
 
 
-def pages(case_id: str) -> list[str]:
+def pages(case: dict) -> list[str]:
+    case_id = case["id"]
     return [
         "/console/",
+        "/console/cases/new",
+        f"/console/cases/new?type={case['caseTypeKey']}",
         "/console/?status=unclaimed&sortBy=dueDate",
         f"/console/tasks/{case_id}/review",
         f"/console/cases/{case_id}",
@@ -53,7 +56,7 @@ def clean(html: str, where: str) -> str:
 def test_every_page_in_the_users_language(waiting_case, admin_user, language, words):
     preferences_update(user=admin_user, changes={"language": language, "timezone": "Europe/Berlin"})
     client = signed_in(admin_user)
-    for url in pages(waiting_case["id"]):
+    for url in pages(waiting_case):
         response = client.get(url)
         assert response.status_code == 200, url
         html = clean(response.content.decode(), url)
@@ -94,6 +97,8 @@ def test_the_default_terms_are_translated_but_a_tenants_own_words_are_not(waitin
 def test_before_sign_in_the_browsers_language_applies(db):
     german = Client(HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9,en;q=0.5").get("/console/login")
     html = clean(german.content.decode(), "login")
+    invited = Client(HTTP_ACCEPT_LANGUAGE="de").get("/console/password/set")
+    assert "Passwort" in clean(invited.content.decode(), "password set")
     assert '<html lang="de"' in html and "Anmelden" in html and german["Content-Language"] == "de"
     english = Client(HTTP_ACCEPT_LANGUAGE="fr-FR,fr;q=0.9").get("/console/login").content.decode()
     assert '<html lang="en"' in english and "Sign in" in english
