@@ -23,6 +23,7 @@ def clean(html: str, where: str) -> str:
     shown = re.sub(r"<script[^>]*>.*?</script>", "", html, flags=re.S)
     for text in TEMPLATE_TEXT:
         assert text not in shown, f"{where} shows template text {text!r}"
+    assert ">None<" not in shown, f"{where} shows None"
     return html
 
 
