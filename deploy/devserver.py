@@ -53,7 +53,7 @@ CASE_QUEUES = "case.default,case.bulk"
 EMBEDDED: dict[str, tuple[dict[str, str], list[str]]] = {
     "case-web": ({"--host": HOST, "--port": CASE_PORT, "--workers": "1"}, []),
     "case-worker": ({"--queues": CASE_QUEUES}, ["--beat", "--pool", "threads"]),
-    "orch-web": ({"-b": HOST, "--port": ORCH_PORT}, []),
+    "orch-web": ({"--host": HOST, "--port": ORCH_PORT}, []),
     "orch-agent": ({}, ["--beat", "--pool", "threads"]),
 }
 # Programs the Procfile names, run with this interpreter (`make run` needs no PATH set up).
