@@ -41,7 +41,7 @@ from casemgmt.vault.uploads import HashingUploadHandler, require_upload
 from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.apis.inbox import TaskInboxApi
 from casemgmt.workflows.definitions import step_definition
-from casemgmt.workflows.selectors import case_steps, task_inbox
+from casemgmt.workflows.selectors import case_relations, case_steps_shown, task_inbox
 from casemgmt.workflows.services import inbox as inbox_services
 from shared.api import errors
 from shared.api.pagination import Page
@@ -220,7 +220,13 @@ def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
 def case_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     granted = request.user.get_permission_strings()
-    context: dict[str, Any] = {"case": case, "steps": case_steps(case=case)}
+    parent, children = case_relations(case=case)
+    context: dict[str, Any] = {
+        "case": case,
+        "steps": case_steps_shown(case=case),
+        "parent": parent,
+        "children": children,
+    }
     if has_all(granted, ["vault:read"]):
         context["documents"] = vault_selectors.document_list(case=case)
     context["can_upload"] = has_all(granted, ["vault:upload"])
