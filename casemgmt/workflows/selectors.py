@@ -35,12 +35,15 @@ def case_relations(*, case: Case) -> tuple[Case | None, list[Case]]:
         or StepRun.objects.filter(child_case=case).values_list("case_id", flat=True).first()
     )
     parent = Case.objects.filter(id=parent_id, tenant_id=case.tenant_id).first() if parent_id else None
-    child_ids = CaseStep.objects.filter(case=case, child_case__isnull=False).values("child_case_id").union(
-        StepRun.objects.filter(case=case, child_case__isnull=False).values("child_case_id")
+    child_ids = (
+        CaseStep.objects.filter(case=case, child_case__isnull=False)
+        .values("child_case_id")
+        .union(StepRun.objects.filter(case=case, child_case__isnull=False).values("child_case_id"))
     )
     children = list(
-        Case.objects.filter(id__in=[row["child_case_id"] for row in child_ids], tenant_id=case.tenant_id)
-        .order_by("created_at", "id")
+        Case.objects.filter(
+            id__in=[row["child_case_id"] for row in child_ids], tenant_id=case.tenant_id
+        ).order_by("created_at", "id")
     )
     return parent, children
 
