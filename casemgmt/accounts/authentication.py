@@ -65,6 +65,7 @@ def authenticate_token_cached(raw: str) -> tuple[User, dict[str, Any] | None]:
         return copy.copy(hit[1]), hit[2]
     user, claims = authenticate_token(raw)
     user.get_permission_strings()
+    user.rls_teams  # noqa: B018 (read now, so cached copies carry their team ids too)
     cached = copy.copy(user)
     cached._state.fields_cache.pop("tenant", None)
     expires = now + PRINCIPAL_CACHE_SECONDS
@@ -87,7 +88,7 @@ class BearerAuthentication(BaseAuthentication):
             raise errors.NotAuthenticated("Authorization header must be 'Bearer <token>'.")
         user, claims = authenticate_token_cached(raw)
         # From here on the request's queries see only its tenant's rows (row-level security).
-        rls.enter_tenant(user.member_tenant_id)
+        rls.enter_tenant(user.member_tenant_id, user.rls_teams)
         return user, claims
 
     def authenticate_header(self, request: Any) -> str:

@@ -146,6 +146,19 @@ class User(AbstractBaseUser, PermissionsMixin):
     def role_names(self) -> list[str]:
         return [role.name for role in self.roles.all()]
 
+    @property
+    def rls_teams(self) -> str:
+        """The database's `app.team_ids` for this principal's requests: every team for holders of
+        `admin:*`, else the ids of its teams (which case types' `accessTeams` may name)."""
+        granted = self.get_permission_strings()
+        if "*" in granted or "admin:*" in granted:
+            return "*"
+        cached: list[uuid.UUID] | None = getattr(self, "_team_ids", None)
+        if cached is None:
+            cached = list(TeamMembership.objects.filter(user=self).values_list("team_id", flat=True))
+            self._team_ids = cached
+        return ",".join(str(team_id) for team_id in cached)
+
 
 class Team(models.Model):
     """A group of users of one tenant that tasks name as their candidates (`team` on a task step)."""

@@ -60,6 +60,7 @@ def case_type_out(case_type: CaseType) -> dict[str, Any]:
         "schema": case_type.schema,
         "prefix": case_type.prefix,
         "slaHours": case_type.sla_hours,
+        "accessTeams": list(case_type.access_teams or []),
         "createdAt": iso(case_type.created_at),
     }
 
@@ -185,6 +186,9 @@ class CaseTypeListCreateApi(APIView):
         schema = JsonObjectField()
         prefix = StrictCharField(required=False, max_length=8)
         slaHours = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=24 * 365)
+        accessTeams = serializers.ListField(
+            child=serializers.UUIDField(), required=False, allow_null=True, default=None, max_length=100
+        )
 
     class FilterSerializer(QuerySerializer):
         key = QueryTextField()
@@ -217,6 +221,7 @@ class CaseTypeListCreateApi(APIView):
             schema=data["schema"],
             prefix=data.get("prefix"),
             sla_hours=data.get("slaHours"),
+            access_teams=data["accessTeams"],
         )
         return Response(case_type_out(case_type), status=201)
 

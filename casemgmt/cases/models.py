@@ -23,6 +23,9 @@ class CaseType(models.Model):
     # slaDeadline = createdAt + slaHours of the case type, else of the bound workflow, else the
     # tenant's default SLA hours.
     sla_hours = models.PositiveIntegerField(null=True, blank=True)
+    # `accessTeams`: team ids; when any, only their members and holders of admin:* see the cases.
+    # One value per key (every version carries it), copied onto each case as `Case.access_teams`.
+    access_teams = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
@@ -80,6 +83,9 @@ class Case(models.Model):
     # Case number, display name and the text values inside `data`, kept by the services. On
     # PostgreSQL a generated tsvector column over it carries the GIN index (migration 0003).
     search_text = models.TextField(blank=True, default="")
+    # The case type's accessTeams as comma-separated ids ("" = open to the tenant): what the
+    # database's `team_access` policy compares with the caller's `app.team_ids` on every read.
+    access_teams = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ("-created_at",)
@@ -93,7 +99,8 @@ class Case(models.Model):
             # from this index alone (an index-only scan) instead of reading every row of the table.
             models.Index(
                 fields=["tenant", "status", "created_at"],
-                include=["case_type", "closed_at", "sla_deadline"],
+                # access_teams: read by the team_access policy, so the scans stay index-only.
+                include=["case_type", "closed_at", "sla_deadline", "access_teams"],
                 name="case_tenant_status_cover",
             ),
             models.Index(fields=["tenant", "case_type", "created_at"], name="case_tenant_type_created"),

@@ -16,6 +16,7 @@ class CaseTypeOut(serializers.Serializer):
     schema = serializers.JSONField()
     prefix = serializers.CharField()
     slaHours = serializers.IntegerField(allow_null=True)
+    accessTeams = serializers.ListField(child=serializers.UUIDField())
     createdAt = serializers.DateTimeField()
 
 

@@ -725,3 +725,8 @@ def _dashboard_of(tally: _Tally, ages: dict[int, int]) -> Dashboard:
         sla_compliance_rate=round(tally.sla_met / tally.sla_measured, 4) if tally.sla_measured else 1.0,
         active_by_age_in_weeks=[ages.get(week, 0) for week in range(max(ages, default=-1) + 1)],
     )
+
+
+def case_access_teams(case_id: str) -> str | None:
+    """A case's access teams as stored ("" = open to the tenant), or None when there is no such case."""
+    return Case.objects.filter(pk=case_id).values_list("access_teams", flat=True).first()

@@ -23,6 +23,7 @@ from django.db.models import Max
 from django.utils import timezone
 from jsonschema import Draft7Validator
 
+from casemgmt.accounts.models import Team
 from casemgmt.audit.services import record, record_deferred
 from casemgmt.cases import hooks
 from casemgmt.cases.jsondata import (
@@ -39,10 +40,11 @@ from casemgmt.cases.jsondata import (
 from casemgmt.cases.models import Case, CaseCounter, CaseType
 from casemgmt.cases.selectors import access_case
 from casemgmt.realtime.events import broadcast_on_commit
+from casemgmt.tenancy import rls
 from casemgmt.tenancy.models import Tenant
 from casemgmt.tenancy.selectors import default_sla_hours
 from shared.api.bulk import bulk_run, check_count
-from shared.api.errors import InvalidState, ValidationFailed, VersionConflict
+from shared.api.errors import InvalidState, PermissionDenied, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
 from shared.audit.hashing import canonical_value
 from shared.audit.services import DeferredAppend
@@ -79,6 +81,7 @@ def case_type_create(
     description: str = "",
     prefix: str | None = None,
     sla_hours: int | None = None,
+    access_teams: list[Any] | None = None,
 ) -> CaseType:
     if not KEY_RE.match(key):
         raise ValidationFailed("key must be snake_case: a-z, 0-9 and _, starting with a letter", field="key")
@@ -109,14 +112,56 @@ def case_type_create(
         sla_hours=sla_hours,
         created_by=user,
     )
+    _set_access_teams(case_type, access_teams)
     record(
         tenant_id=user.member_tenant_id,
         actor=str(user.id),
         action="case_type:registered",
         resource=f"case-types/{case_type.id}",
-        changes={"key": key, "version": case_type.version, "prefix": case_type.prefix},
+        changes={
+            "key": key,
+            "version": case_type.version,
+            "prefix": case_type.prefix,
+            "accessTeams": case_type.access_teams,
+        },
     )
     return case_type
+
+
+def _set_access_teams(case_type: CaseType, access_teams: list[Any] | None) -> None:
+    """`accessTeams` belongs to the key: given, it becomes every version's and every case's of the
+    key (one UPDATE each, in this transaction); omitted, the new version keeps the previous one's."""
+    tenant_id = case_type.tenant_id
+    if access_teams is None:
+        previous = (
+            CaseType.objects.filter(tenant_id=tenant_id, key=case_type.key)
+            .exclude(pk=case_type.pk)
+            .order_by("-version")
+            .first()
+        )
+        case_type.access_teams = previous.access_teams if previous else []
+        case_type.save(update_fields=["access_teams"])
+        return
+    ids = sorted({str(team_id) for team_id in access_teams})
+    known = {
+        str(t) for t in Team.objects.filter(tenant_id=tenant_id, pk__in=ids).values_list("pk", flat=True)
+    }
+    if unknown := [team_id for team_id in ids if team_id not in known]:
+        raise ValidationFailed(f"accessTeams: no team {unknown[0]} in this tenant", field="accessTeams")
+    CaseType.objects.filter(tenant_id=tenant_id, key=case_type.key).update(access_teams=ids)
+    with rls.system_transaction():  # every case of the key, also those the caller cannot see
+        Case.objects.filter(tenant_id=tenant_id, case_type__key=case_type.key).update(
+            access_teams=",".join(ids)
+        )
+    case_type.access_teams = ids
+
+
+def may_see_case_type(user: User, case_type: CaseType) -> bool:
+    """A caller outside a case type's access teams (and without admin:*) sees none of its cases."""
+    teams = user.rls_teams
+    if not case_type.access_teams or teams == "*":
+        return True
+    return bool(set(case_type.access_teams) & set(teams.split(",")))
 
 
 def _free_prefix(tenant_id: Any, key: str, prefix: str | None) -> str:
@@ -297,6 +342,8 @@ def case_create(
     display_name: str | None = None,
 ) -> Case:
     tenant_id = user.member_tenant_id
+    if not may_see_case_type(user, case_type):  # it could not read the case it created
+        raise PermissionDenied("Only members of the case type's access teams may create its cases.")
     data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
     errors = schema_errors(case_type.schema, data, validator=_validator(case_type))
     if errors:  # 400 listing every schema failure; a bad workflowVersionId is reported first
@@ -322,6 +369,7 @@ def case_create(
         created_at=created_at,
         created_by=user,
         sla_deadline=created_at + timedelta(hours=sla_hours),
+        access_teams=",".join(case_type.access_teams),
     )
     changes = {
         "caseNumber": None,  # the number, filled in where it is taken

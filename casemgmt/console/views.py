@@ -88,7 +88,8 @@ def console_page(*needed: str) -> Callable[[View], View]:
                     raise errors.PermissionDenied("Platform operators use the Django admin.")
                 if needed and not has_all(request.user.get_permission_strings(), needed):
                     raise errors.PermissionDenied(f"Requires permission {', '.join(needed)}.")
-                rls.enter_tenant(request.user.member_tenant_id)  # row-level security, as for the API
+                # row-level security, as for the API
+                rls.enter_tenant(request.user.member_tenant_id, request.user.rls_teams)
                 with _locale_of(request.user):
                     return view(request, *args, **kwargs)
             except errors.ApplicationError as exc:  # the API's 400/403/404/409/413 as a page

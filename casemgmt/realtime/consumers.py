@@ -13,6 +13,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
+from casemgmt.realtime import visibility
 from casemgmt.realtime.auth import resolve_sync
 from casemgmt.realtime.events import tenant_group
 from casemgmt.tenancy import rls
@@ -120,7 +121,24 @@ class TenantEventsConsumer(AsyncJsonWebsocketConsumer):
         only_user = event.get("only_user")
         if only_user and only_user != str(user.id):
             return
+        if not await self._may_hear_case(user, event["message"].get("data")):
+            return
         await self.send_json(event["message"])
+
+    async def _may_hear_case(self, user: Any, data: Any) -> bool:
+        """Messages about a case whose type names `accessTeams` reach only its teams' members and
+        holders of admin:* (as the database shows the case itself). The case's access teams are
+        read once per case and socket."""
+        case_id = data.get("caseId") if isinstance(data, dict) else None
+        if not isinstance(case_id, str):
+            return True
+        seen: dict[str, str | None] = self.__dict__.setdefault("case_access", {})
+        if case_id not in seen:
+            if len(seen) > 1000:
+                seen.clear()
+            seen[case_id] = await in_tenant(self.user.tenant_id, visibility.case_teams, case_id)
+        teams = await in_tenant(self.user.tenant_id, lambda: user.rls_teams) if seen[case_id] else "*"
+        return visibility.may_hear(teams, seen[case_id])
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "ping":

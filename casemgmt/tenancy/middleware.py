@@ -40,4 +40,4 @@ def _enter_admin_tenant(request: HttpRequest) -> None:
     user = request.user
     tenant_id = getattr(user, "tenant_id", None) if user.is_authenticated else None
     if tenant_id is not None:
-        rls.enter_tenant(tenant_id)
+        rls.enter_tenant(tenant_id, getattr(user, "rls_teams", ""))

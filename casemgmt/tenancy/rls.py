@@ -42,6 +42,7 @@ _DIRTY = "_rls_switched"
 # On the wrapper while `enter_tenant` takes its connection, and whether that skipped a switch back.
 _ENTERING = "_rls_entering"
 _SKIPPED = "_rls_skipped_switch_back"
+_TEAMS = "_rls_team_ids"
 
 
 def role_name() -> str:
@@ -57,14 +58,27 @@ def enabled(conn: BaseDatabaseWrapper | None = None) -> bool:
 
 # One statement each way (each is a round trip on every authenticated request): `set_config('role',
 # ...)` is `SET ROLE` as a function, so it shares a SELECT with the tenant setting; 'none' is RESET ROLE.
-_SWITCH = "SELECT set_config('app.tenant_id', %s, false), set_config('role', %s, false)"
-_SWITCH_TENANT_ONLY = "SELECT set_config('app.tenant_id', %s, false)"
-_SWITCH_BACK = "SELECT set_config('role', 'none', false), set_config('app.tenant_id', '', false)"
+_SWITCH = (
+    "SELECT set_config('app.tenant_id', %s, false), set_config('app.team_ids', %s, false), "
+    "set_config('role', %s, false)"
+)
+_SWITCH_TENANT_ONLY = "SELECT set_config('app.tenant_id', %s, false), set_config('app.team_ids', %s, false)"
+_SWITCH_BACK = (
+    "SELECT set_config('role', 'none', false), set_config('app.tenant_id', '', false), "
+    "set_config('app.team_ids', '', false)"
+)
+
+# `app.team_ids`: the caller's team ids, comma-separated, or ALL_TEAMS for holders of `admin:*`
+# and for the service's own work in a tenant (workers, sweeps). The `team_access` policies
+# (cases migration 0007, workflows 0005) hide a case whose case type names `accessTeams` (the
+# case's `access_teams` column) unless the setting shares one of them; a setting never made
+# (empty, or unset) shares none, so a path that forgets it sees fewer cases, never more.
+ALL_TEAMS = "*"
 
 
-def enter_tenant(tenant_id: UUID | str) -> None:
+def enter_tenant(tenant_id: UUID | str, teams: str = "") -> None:
     """Switches this request's connection to the tenant context (until `leave_tenant` or
-    `end_request`)."""
+    `end_request`); `teams` is the caller's `app.team_ids` (see ALL_TEAMS)."""
     if not enabled():
         return
     role = role_name()
@@ -72,9 +86,9 @@ def enter_tenant(tenant_id: UUID | str) -> None:
     try:
         with connection.cursor() as cursor:
             if role:
-                _set_role(cursor, _SWITCH, [str(tenant_id), role])
+                _set_role(cursor, _SWITCH, [str(tenant_id), teams, role])
             else:
-                cursor.execute(_SWITCH_TENANT_ONLY, [str(tenant_id)])
+                cursor.execute(_SWITCH_TENANT_ONLY, [str(tenant_id), teams])
     except BaseException:
         if getattr(connection, _SKIPPED, False):
             # The pooled connection came still switched by an earlier request and this switch
@@ -86,6 +100,7 @@ def enter_tenant(tenant_id: UUID | str) -> None:
         setattr(connection, _SKIPPED, False)
     setattr(connection.connection, _DIRTY, True)
     setattr(connection, _MARK, str(tenant_id))
+    setattr(connection, _TEAMS, teams)
 
 
 def leave_tenant() -> None:
@@ -157,17 +172,24 @@ def tenant_transaction(tenant_id: UUID | str) -> Iterator[None]:
     nested = connection.in_atomic_block
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute("SELECT current_setting('role'), current_setting('app.tenant_id', true)")
-            previous_role, previous_tenant = cursor.fetchone()
-            cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_id)])
+            cursor.execute(
+                "SELECT current_setting('role'), current_setting('app.tenant_id', true), "
+                "current_setting('app.team_ids', true)"
+            )
+            previous_role, previous_tenant, previous_teams = cursor.fetchone()
+            cursor.execute(
+                "SELECT set_config('app.tenant_id', %s, true), set_config('app.team_ids', %s, true)",
+                [str(tenant_id), ALL_TEAMS],
+            )
             if role_name():
                 _set_role(cursor, f"SET LOCAL ROLE {role_name()}", [])
         yield
         if nested:
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "SELECT set_config('role', %s, true), set_config('app.tenant_id', %s, true)",
-                    [previous_role, previous_tenant or ""],
+                    "SELECT set_config('role', %s, true), set_config('app.tenant_id', %s, true), "
+                    "set_config('app.team_ids', %s, true)",
+                    [previous_role, previous_tenant or "", previous_teams or ""],
                 )
 
 
@@ -176,18 +198,18 @@ def tenant_session(tenant_id: UUID | str) -> Iterator[None]:
     """The tenant context, session-level like a request's, for code outside a request that acts for
     one tenant across several transactions (a Celery task that calls an outside system between
     them, a WebSocket consumer). The context it found (system, or a tenant) comes back at the end."""
-    previous = current_tenant()
+    previous, previous_teams = current_tenant(), getattr(connection, _TEAMS, "")
     if previous is not None and previous == str(tenant_id):
         yield
         return
-    enter_tenant(tenant_id)
+    enter_tenant(tenant_id, ALL_TEAMS)
     try:
         yield
     finally:
         if previous is None:
             leave_tenant()
         else:
-            enter_tenant(previous)
+            enter_tenant(previous, previous_teams)
 
 
 @contextmanager
@@ -330,3 +352,38 @@ def role_ready(cursor: Any) -> bool:
         [role_name(), role_name()],
     )
     return bool(cursor.fetchone()[0])
+
+
+# --- team access: a restrictive policy next to the tenant one (created by the apps' migrations) ---
+
+TEAM_POLICY = "team_access"
+_TEAM_IDS = "string_to_array(NULLIF(current_setting('app.team_ids', true), ''), ',')"
+# A case row: open (no access teams), or the caller holds every team, or shares one of them.
+CASE_TEAM_ACCESS = (
+    f"access_teams = '' OR current_setting('app.team_ids', true) = '{ALL_TEAMS}' "
+    f"OR string_to_array(access_teams, ',') && {_TEAM_IDS}"
+)
+# A row of a case's (a step, a comment): visible when its case is (the case table's policies apply
+# inside this subquery too).
+OF_VISIBLE_CASE = "EXISTS (SELECT 1 FROM cases_case c WHERE c.id = case_id)"
+
+
+def team_policy_migration(table: str, using: str) -> Any:
+    """A migration operation adding the restrictive `team_access` read policy to `table`
+    (PostgreSQL only). Restrictive: it narrows what the tenant policy lets through, for SELECT and
+    for the rows UPDATE and DELETE find; inserts are checked by the services."""
+    from django.db import migrations
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor != "postgresql":
+            return
+        schema_editor.execute(f'DROP POLICY IF EXISTS {TEAM_POLICY} ON "{table}"')
+        schema_editor.execute(
+            f'CREATE POLICY {TEAM_POLICY} ON "{table}" AS RESTRICTIVE FOR SELECT USING ({using})'
+        )
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(f'DROP POLICY IF EXISTS {TEAM_POLICY} ON "{table}"')
+
+    return migrations.RunPython(forwards, backwards)

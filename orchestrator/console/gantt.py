@@ -23,20 +23,18 @@ class Bar:
 def bars(run: Run, task_runs: list[TaskRun], *, now: datetime | None = None) -> list[Bar]:
     """One bar per task run that started; a running one reaches to now. The span runs from the
     first start to the last end (or now while the run is open)."""
-    started = [tr for tr in task_runs if tr.start_time is not None]
-    if not started:
-        return []
     now = now or timezone.now()
-    first = min(tr.start_time for tr in started)  # type: ignore[type-var]
-    ends = [tr.end_time or now for tr in started]
-    last = max(ends) if run.status in TERMINAL else max([*ends, now])
+    spans = [(tr, tr.start_time, tr.end_time or now) for tr in task_runs if tr.start_time is not None]
+    if not spans:
+        return []
+    first = min(start for _, start, _ in spans)
+    last = max(end for _, _, end in spans)
+    if run.status not in TERMINAL:
+        last = max(last, now)
     span = max((last - first).total_seconds(), 0.001)
 
     def at(t: datetime) -> int:
         return round(WIDTH * (t - first).total_seconds() / span)
 
-    out = []
-    for tr, end in zip(started, ends, strict=True):
-        x = at(tr.start_time)  # type: ignore[arg-type]
-        out.append(Bar(tr, x, max(at(end) - x, 2)))  # a very short task run stays visible
-    return out
+    # a very short task run stays visible
+    return [Bar(tr, at(start), max(at(end) - at(start), 2)) for tr, start, end in spans]

@@ -18,31 +18,35 @@ GRID_RUNS = 25
 BAR_HEIGHT = 40  # the longest run's duration bar, in the SVG's units
 
 
+@dataclass(frozen=True)
+class Column:
+    run: Run
+    bar: int  # the run's duration bar: the longest run (so far) fills the column's BAR_HEIGHT
+    bar_y: int
+
+
 @dataclass
 class Grid:
-    runs: list[Run]
+    columns: list[Column]
     rows: list[tuple[str, list[TaskRun | None]]]  # task id, then its task run in each run (or none)
 
 
-def _bars(runs: list[Run]) -> None:
-    """Each run's duration bar height (`run.bar`): the longest run (so far) fills the column."""
+def _columns(runs: list[Run]) -> list[Column]:
     now = timezone.now()
     took = [((r.end_time or now) - r.start_time).total_seconds() for r in runs]
     longest = max(took, default=0) or 1
-    for run, seconds in zip(runs, took, strict=True):
-        run.bar = max(round(BAR_HEIGHT * seconds / longest), 1)
-        run.bar_y = BAR_HEIGHT - run.bar
+    heights = [max(round(BAR_HEIGHT * seconds / longest), 1) for seconds in took]
+    return [Column(run, h, BAR_HEIGHT - h) for run, h in zip(runs, heights, strict=True)]
 
 
 def build(dag_id: str, order: Callable[[list[TaskRun]], list[TaskRun]], limit: int = GRID_RUNS) -> Grid:
     runs = list(run_selectors.run_list(dag_id=dag_id)[:limit])
     runs.reverse()
     run_selectors.with_counts(runs)
-    _bars(runs)
     by_run: dict[str, dict[str, TaskRun]] = {r.run_id: {} for r in runs}
     for tr in run_selectors.task_runs_of_runs(list(by_run)):
         by_run[tr.run_id][tr.task_id] = tr
     task_ids = [tr.task_id for tr in order(list(by_run[runs[-1].run_id].values()))] if runs else []
     older = sorted({t for cells in by_run.values() for t in cells} - set(task_ids))
     rows = [(task_id, [by_run[r.run_id].get(task_id) for r in runs]) for task_id in task_ids + older]
-    return Grid(runs, rows)
+    return Grid(_columns(runs), rows)

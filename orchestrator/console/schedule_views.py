@@ -31,11 +31,13 @@ from shared.api.time import now_ms
 RUNS_SHOWN = 25
 
 
-def _with_next(schedules: list[Schedule]) -> list[Schedule]:
+def _with_next(schedules: list[Schedule]) -> list[dict[str, Any]]:
+    """Each schedule with its next fire time (paused or not), or None when none is left."""
+    rows = []
     for schedule in schedules:
         upcoming = selectors.next_fire_times(schedule)
-        schedule.next_time = upcoming[0] if upcoming else None
-    return schedules
+        rows.append({"schedule": schedule, "next_time": upcoming[0] if upcoming else None})
+    return rows
 
 
 @console_page()
@@ -44,7 +46,7 @@ def schedule_list_page(request: HttpRequest) -> HttpResponseBase:
     filters.is_valid(raise_exception=True)
     schedules, paging = _paged(request, selectors.schedule_list(**filters.validated_data))
     given = {k: request.GET[k] for k in ("dag_id", "task_id", "paused") if request.GET.get(k)}
-    context = {"schedules": _with_next(schedules), "paging": paging, "filters": given}
+    context = {"rows": _with_next(schedules), "paging": paging, "filters": given}
     return page(request, "orch_console/schedules.html", context)
 
 

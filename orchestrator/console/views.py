@@ -87,14 +87,15 @@ def console_page(role: str = "viewer") -> Callable[[View], View]:
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not request.user.is_authenticated:
                 return _to_sign_in(request)
-            try:
-                if not principal_of(request).has_role(role):
-                    raise errors.PermissionDenied(f"Requires the {role} role.")
-                return view(request, *args, **kwargs)
-            except errors.ApplicationError as exc:
-                return page(
-                    request, "orch_console/error.html", {"message": exc.message}, status=exc.status_code
-                )
+            # The whole view in the user's language and zone: messages it adds are written in them.
+            with preferences.applied(request):
+                try:
+                    if not principal_of(request).has_role(role):
+                        raise errors.PermissionDenied(_("Requires the %(role)s role.") % {"role": role})
+                    return view(request, *args, **kwargs)
+                except errors.ApplicationError as exc:
+                    context = {"message": exc.message}
+                    return page(request, "orch_console/error.html", context, status=exc.status_code)
 
         return wrapper
 
@@ -112,7 +113,7 @@ def login_page(request: HttpRequest) -> HttpResponseBase:
         request, username=request.POST.get("username", ""), password=request.POST.get("password", "")
     )
     if user is None:  # a wrong password and a disabled account look the same
-        context = {"next": target, "error": "Invalid username or password."}
+        context = {"next": target, "error": _("Invalid username or password.")}
         return page(request, "orch_console/login.html", context, status=401)
     login(request, user)
     return redirect(target)
@@ -639,7 +640,7 @@ def preferences_page(request: HttpRequest) -> HttpResponseBase:
             preferences.save(request, posted)
             messages.success(request, _("Preferences saved."))
             return redirect("console:preferences")
-        context = {"prefs": posted, "field_errors": found}
+        context: dict[str, Any] = {"prefs": posted, "field_errors": found}
     else:
         context = {"prefs": preferences.preferences_of(request), "field_errors": {}}
     context.update(

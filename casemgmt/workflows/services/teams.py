@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from casemgmt.accounts.authentication import forget_cached_principals
 from casemgmt.accounts.models import Team, TeamMembership, User
 from casemgmt.audit.services import record
 from casemgmt.workflows.models import CaseStep
@@ -81,6 +82,7 @@ def team_member_add(*, actor: User, team: Team, user_id: Any, lead: bool = False
         membership.lead = lead
         membership.save(update_fields=["lead"])
     _audit(team, actor, "team:member_added", {"userId": str(user.id), "lead": lead})
+    forget_cached_principals()  # a member's next request sees the team's restricted cases
     return membership
 
 
@@ -90,3 +92,4 @@ def team_member_remove(*, actor: User, team: Team, user_id: Any) -> None:
     if not deleted:
         raise errors.NotFound("No such member of this team.")
     _audit(team, actor, "team:member_removed", {"userId": str(user_id)})
+    forget_cached_principals()
