@@ -339,3 +339,43 @@ def test_the_admin_editor_saves_new_step_types_and_refuses_what_publish_refuses(
     assert admin_client(reader).post(url, {"name": "x", "steps": "[]"}).status_code == 403
     ok(flow.client.post(f"/workflows/{workflow.pk}/publish"))
     assert client.post(url, {"name": "x", "steps": json.dumps(steps)}).status_code == 403  # published: frozen
+
+
+def test_a_child_closed_by_someone_who_cannot_see_the_parent_still_completes_its_step(
+    flow, api, make_user, tenant
+):
+    from tests.casemgmt.workflows.test_teams import add_member, make_team
+
+    team = make_team(flow.client, "Fraud")
+    reader = ["cases:read", "cases:update", "tasks:read"]
+    member, outsider = make_user(tenant, permissions=reader), make_user(tenant, permissions=reader)
+    add_member(flow.client, team, member)
+    secret_key = f"fraud_{flow.key[-6:]}"
+    body = {
+        "key": secret_key,
+        "displayName": "Fraud",
+        "schema": {"type": "object"},
+        "accessTeams": [team["id"]],
+    }
+    ok(flow.client.post("/case-types", body, format="json"), 201)
+    steps = [{"id": "inspect", "name": "Inspect", "type": "case", "caseTypeKey": flow.key, "data": {"title": "x"}},
+             task_step("settle")]  # fmt: skip
+    draft = ok(
+        flow.client.post(
+            "/workflows", {"caseTypeKey": secret_key, "name": "S", "steps": steps}, format="json"
+        ),
+        201,
+    )
+    ok(flow.client.post(f"/workflows/{draft['id']}/publish"))
+    parent = ok(
+        flow.client.post("/cases", {"case_type_key": secret_key, "case_data": {}}, format="json"), 201
+    )
+    child_id = flow.steps(parent["id"])["inspect"]["childCaseId"]
+    child = ok(api(outsider).get(f"/cases/{child_id}"))
+    assert child["parentId"] is None  # the parent is hidden from the outsider
+    assert ok(api(member).get(f"/cases/{child_id}"))["parentId"] == parent["id"]
+
+    ok(api(outsider).post(f"/cases/{child_id}/close", {"outcome": "done"}, format="json"))
+    assert flow.statuses(parent["id"]) == {"inspect": "completed", "settle": "active"}
+    history_reader = ok(api(member).get(f"/cases/{parent['id']}"))
+    assert history_reader["children"][0]["status"] == "closed"
