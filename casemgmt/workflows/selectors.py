@@ -22,11 +22,6 @@ def case_steps(*, case: Case) -> QuerySet[CaseStep]:
     return CaseStep.objects.filter(case=case).order_by("position")
 
 
-def case_steps_shown(*, case: Case) -> QuerySet[CaseStep]:
-    """`case_steps` with each `case` step's child case read along (the console's step list)."""
-    return case_steps(case=case).select_related("child_case")
-
-
 def case_relations(*, case: Case) -> tuple[Case | None, list[Case]]:
     """The case's parent (the case whose `case` step created it) and its children, oldest first,
     earlier rework rounds' children included."""

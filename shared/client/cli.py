@@ -29,6 +29,8 @@ from typing import Any, TextIO
 from shared.client.base import ApiError
 from shared.client.case import CaseClient
 from shared.client.orchestrator import TERMINAL, OrchestratorClient
+from shared.definitions.files import definition_files
+from shared.definitions.plan import has_changes, render
 
 OK, CHANGES, USAGE, API_ERROR, UNREACHABLE, RUN_FAILED = 0, 1, 2, 3, 4, 5
 RUN_COLUMNS = ["run_id", "dag_id", "status", "start_time", "end_time", "completed_tasks", "failed_tasks"]
@@ -212,9 +214,6 @@ def runs_logs(args: argparse.Namespace) -> int:
 
 
 def definitions_diff(args: argparse.Namespace) -> int:
-    from shared.definitions.files import definition_files
-    from shared.definitions.plan import has_changes, render
-
     folder = Path(args.dir)
     if not folder.exists():
         raise Usage(f"{folder}: no such folder")
