@@ -44,6 +44,8 @@ def test_the_case_page_shows_timers_waits_loops_and_related_cases(api, admin_use
     assert f'data-child-case="{child_id}"' in page and f"child case {child['caseNumber']}" in page
     assert 'data-iteration="2"' in page and "round 2" in page
     assert "Related cases" in page and f'href="/console/cases/{child_id}"' in page
+    # The workflow diagram names what each step waits for, and the rework loop with its round.
+    assert "wait: documents" in page and f"case {child['caseNumber']}" in page and "task ↺ · round 2" in page
     child_page = client.get(f"/console/cases/{child_id}").content.decode()
     assert f'href="/console/cases/{case["id"]}"' in child_page and "Parent" in child_page
 
