@@ -680,4 +680,8 @@ def _dashboard_of(tally: _Tally, ages: dict[int, int]) -> Dashboard:
 
 def case_access_teams(case_id: str) -> str | None:
     """A case's access teams as stored ("" = open to the tenant), or None when there is no such case."""
-    return Case.objects.filter(pk=case_id).values_list("access_teams", flat=True).first()
+    try:
+        key = UUID(case_id)
+    except ValueError:
+        return None  # not a case id: a message about no case hides nothing
+    return Case.objects.filter(pk=key).values_list("access_teams", flat=True).first()
