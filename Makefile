@@ -4,14 +4,23 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-case test-orch lint fuzz bench clean
+.PHONY: install translations run test test-case test-orch lint fuzz bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
+# The translation catalogues (.po -> .mo) in pure Python (shared/web/messages.py): no GNU gettext
+# needed. Only stale ones are rewritten, so this costs nothing when nothing changed.
 install: $(STAMP)
+	$(PY) -m shared.web.messages
+
+# Developers: pull new console and admin strings into the .po files (needs GNU gettext's xgettext),
+# translate them, then `make install` compiles them.
+translations: install
+	DJANGO_SETTINGS_MODULE=casemgmt.config.settings.local $(PY) manage_case.py makemessages -l de --no-location --no-obsolete \
+	  -i '.venv/*' -i 'tests/*' -i 'var/*' -i 'bench/*' -i 'docs/*' -i 'deploy/*'
 
 run: install
 	$(PY) deploy/devserver.py

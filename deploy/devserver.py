@@ -35,13 +35,16 @@ ORCH_ENV = dict(
 # embedded default's channel layer lives in the process's memory, so WebSocket groups only reach
 # the clients of the process that sends. Beat runs inside the workers: no process of its own. The
 # case worker also consumes the bulk queue (outbound mail, casemgmt.config.settings.local), taking
-# from each queue in turn.
+# from each queue in turn. Memory: the worker and the agent run their two slots as threads of one
+# process (`--pool threads`) and beat as a thread (`--beat`, shared.worker): four processes instead of
+# the Procfile's eleven, ~1.15 GB of RSS down to about half (docs/benchmarks.md, "Embedded default:
+# memory"); their tasks wait on SQLite, the broker's files and commands, not on Python's CPU.
 CASE_QUEUES = "case.default,case.bulk"
 EMBEDDED: dict[str, tuple[dict[str, str], list[str]]] = {
     "case-web": ({"--port": CASE_PORT, "--workers": "1"}, []),
-    "case-worker": ({"--queues": CASE_QUEUES}, ["--beat"]),
+    "case-worker": ({"--queues": CASE_QUEUES}, ["--beat", "--pool", "threads"]),
     "orch-web": ({"--port": ORCH_PORT}, []),
-    "orch-agent": ({}, ["--beat"]),
+    "orch-agent": ({}, ["--beat", "--pool", "threads"]),
 }
 # Programs the Procfile names, run with this interpreter (`make run` needs no PATH set up).
 MODULES = {"python": [PY], "uvicorn": [PY, "-m", "uvicorn"], "celery": [PY, "-m", "celery"]}

@@ -174,6 +174,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "shared.web.i18n.PreferredLocaleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "shared.web.metrics.PrometheusAfterMiddleware",
 ]
@@ -186,6 +187,7 @@ BROWSER_MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "shared.web.i18n.PreferredLocaleMiddleware",
 ]
 API_MIDDLEWARE = [
     "shared.web.middleware.ClientAddressMiddleware",
@@ -214,6 +216,11 @@ TEMPLATES = [
         },
     }
 ]
+
+
+# The languages the consoles and the admin site are translated into (the `locale/` folders of
+# casemgmt.console, orchestrator.console and shared.web; Django's own apps bring theirs).
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
 
 
 def database(config: dict[str, Any], *, conn_max_age: int) -> dict[str, Any]:

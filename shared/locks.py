@@ -13,3 +13,14 @@ def lock_name(name: str) -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [name])
+
+
+def try_lock_name(name: str) -> bool:
+    """Takes the advisory lock on `name` for the current transaction if no other transaction holds
+    it; False when one does (the caller reports a conflict rather than waiting). SQLite: True."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", [name])
+        (locked,) = cursor.fetchone()
+    return bool(locked)

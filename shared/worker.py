@@ -50,6 +50,22 @@ def broker_outage_options(transport_options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+POOLS = ("prefork", "threads", "solo")
+
+
+def beat_in_thread(app: Celery, schedule_file: str) -> Any:
+    """Celery beat in a thread of this worker process. `celery worker -B` forks a process of its
+    own for it (~100 MB of RSS for a scheduler that sends a message every few seconds): the
+    embedded default (`make run`) runs it here instead. Stopped (its schedule file saved) when the
+    worker shuts down."""
+    from celery.beat import EmbeddedService
+
+    service = EmbeddedService(app, schedule_filename=schedule_file, thread=True)
+    worker_shutdown.connect(lambda **_: service.stop(), weak=False)
+    service.start()
+    return service
+
+
 def restart_delay(restarts: int) -> float:
     """1, 2, 4, 8 ... seconds before the n-th restart in a row, capped."""
     return backoff.exponential(restarts + 1, base=1.0, cap=RESTART_DELAY_CAP_SECONDS)

@@ -12,7 +12,15 @@ import pytest
 from django.core.management.base import CommandError
 from django.test.testcases import TransactionTestCase
 
+from shared.web.messages import compile_all
+
 FLUSH_TRIES = 5
+
+
+def pytest_configure(config):
+    """The German catalogues, compiled from their .po files as `make install` does (the pages are
+    tested in both languages)."""
+    compile_all()
 
 
 def _deadlocked(exc: CommandError) -> bool:

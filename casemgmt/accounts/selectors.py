@@ -38,6 +38,13 @@ def preferences_of(user: User) -> dict[str, Any]:
     }
 
 
+def locale_of(user: User) -> tuple[str | None, str | None]:
+    """The language and time zone the user chose (None where they have not): the browser's
+    language applies until they choose one."""
+    stored = user.preferences or {}
+    return stored.get("language"), stored.get("timezone")
+
+
 def principals(tenant_id: UUID) -> QuerySet[User]:
     return User.objects.filter(tenant_id=tenant_id).prefetch_related("roles")
 

@@ -41,6 +41,23 @@ def record(
     )
 
 
+def record_deferred(
+    *, tenant_id: UUID | str, actor: str, action: str, resource: str, changes: dict[str, Any], key: str
+) -> audit.DeferredAppend:
+    """`record` whose `changes[key]` the caller's statement computes (PostgreSQL): see
+    `shared.audit.services.DeferredAppend`. The chain lock is taken when that statement runs."""
+    return audit.audit_append_deferred(
+        model=AuditEvent,
+        chain=str(tenant_id),
+        actor=actor,
+        action=action,
+        resource=resource,
+        changes=changes,
+        key=key,
+        tenant_id=tenant_id,
+    )
+
+
 def mark_actor_events_deleted(*, tenant_id: UUID | str, actor: str, deleted: bool) -> int:
     """Marks (or unmarks) every event `actor` recorded in the tenant's chain as deleted. Reads show
     the mark; verification ignores it, since it is not part of what each hash covers."""

@@ -107,6 +107,13 @@ def case_step_out(step: selectors.StepRow) -> dict[str, Any]:
     }
     if step.completed_at is not None:  # completedAt is absent while the step is active
         out["completedAt"] = step.completed_at
+    out["iteration"] = step.iteration
+    if step.type == "timer" and step.fire_at is not None:  # when the timer fires (or fired)
+        out["fireAt"] = step.fire_at
+    if step.message:
+        out["message"] = step.message
+    if step.child_case_id:
+        out["childCaseId"] = step.child_case_id
     return out
 
 
@@ -114,11 +121,14 @@ def case_detail_out(detail: selectors.CaseDetail) -> dict[str, Any]:
     """A case with its `workflow` object: {id, version, steps[]}, or None without a workflow."""
     body = case_row_out(detail.case)
     workflow_id = detail.case.workflow_version_id
+    body["parentId"] = detail.family.get("parentId")
+    body["children"] = detail.family.get("children", [])
     body["workflow"] = (
         {
             "id": str(workflow_id),
             "version": detail.workflow_version,
             "steps": [case_step_out(s) for s in detail.steps],
+            "history": detail.family.get("history", []),
         }
         if workflow_id is not None
         else None

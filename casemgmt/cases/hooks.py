@@ -5,9 +5,10 @@ Cases sits below workflows and connectors and cannot import them; they register 
 `AppConfig.ready()`. Hooks run inside the case service's transaction, as direct calls would. With no
 workflow binding registered a case write fails rather than leave a case without its steps.
 
-A case create takes its number and reads everything else it needs in one SQL statement on
-PostgreSQL (one round trip, held under the counter's row lock): each app adds a `CreateRead`, a
-scalar subquery over its own tables by their table names, and the same read on its own for SQLite.
+A case create reads everything it needs in one SQL statement on PostgreSQL, before it takes its
+number (under no lock; the number comes last, with the insert and the audit row): each app adds a
+`CreateRead`, a scalar subquery over its own tables by their table names, and the same read on its
+own for SQLite.
 """
 
 from __future__ import annotations
@@ -56,10 +57,13 @@ class WorkflowBinding:
     start: Callable[..., object]  # (case=, actor=)
     halt: Callable[..., object]  # (case=, actor=)
     current_steps: Callable[[list[Any]], dict[Any, str]]  # case id -> name of its first active step
-    # (step_id, name, type, status, activated_at, completed_at) of a case's steps, by position
+    # (step_id, name, type, status, activated_at, completed_at, iteration, fire_at, message,
+    # child_case_id) of a case's steps, by position
     steps_of: Callable[[Case], list[tuple[Any, ...]]]
     assigned_case_ids: Callable[[Any, Any], QuerySet[Any, Any]]  # (tenant_id, user id) -> values("case_id")
     step_active: str  # the status of an active step, for the SQL over the steps table
+    # case id -> {parentId, children: [{id, caseNumber, status}], history: [earlier step runs]}
+    family_of: Callable[[Any], dict[str, Any]]
 
 
 _bindings: list[WorkflowBinding] = []

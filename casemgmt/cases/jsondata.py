@@ -238,6 +238,11 @@ def text_values(value: Any) -> Iterator[str]:
             yield from text_values(item)
 
 
+def data_text(data: Any) -> str:
+    """The text values of `data` as `search_text` joins them (its tail after the number and name)."""
+    return "\n".join(p for p in text_values(data) if p)
+
+
 def search_text(*, case_number: str, display_name: str, data: Any) -> str:
     # The number is indexed whole and split ("IC-000042" and "IC 000042") so that either form matches.
     parts = [case_number, case_number.replace("-", " "), display_name, *text_values(data)]

@@ -49,15 +49,40 @@ class _StepOut(serializers.Serializer):
     status = serializers.CharField()
     activatedAt = serializers.DateTimeField(allow_null=True)
     completedAt = serializers.DateTimeField(required=False)
+    iteration = serializers.IntegerField(help_text="1, then one more each time a rework route re-enters it")
+    fireAt = serializers.DateTimeField(required=False, help_text="timer steps: when it fires")
+    message = serializers.CharField(required=False, help_text="wait steps: the message it waits for")
+    childCaseId = serializers.UUIDField(required=False, help_text="case steps: the child case")
+
+
+class _StepRunOut(serializers.Serializer):
+    stepId = serializers.CharField()
+    type = serializers.CharField()
+    iteration = serializers.IntegerField()
+    status = serializers.CharField()
+    result = serializers.JSONField(allow_null=True)
+    outcome = serializers.CharField(allow_null=True)
+    completedBy = serializers.UUIDField(allow_null=True)
+    activatedAt = serializers.DateTimeField(allow_null=True)
+    completedAt = serializers.DateTimeField(allow_null=True)
 
 
 class _WorkflowOut(serializers.Serializer):
     id = serializers.UUIDField()
     version = serializers.IntegerField()
     steps = _StepOut(many=True)
+    history = _StepRunOut(many=True, help_text="earlier runs of steps a rework route re-entered")
+
+
+class _ChildOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    caseNumber = serializers.CharField()
+    status = serializers.CharField()
 
 
 class CaseDetailOut(CaseOut):
+    parentId = serializers.UUIDField(allow_null=True, help_text="the case whose case step created it")
+    children = _ChildOut(many=True, help_text="cases its case steps created")
     workflow = _WorkflowOut(allow_null=True)
 
 

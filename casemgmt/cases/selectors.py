@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -221,6 +222,10 @@ class StepRow(NamedTuple):
     status: str
     activated_at: str | None  # as `iso` writes it
     completed_at: str | None
+    iteration: int = 1
+    fire_at: str | None = None  # a `timer` step's time
+    message: str = ""  # a `wait` step's message name
+    child_case_id: str | None = None  # a `case` step's child
 
 
 @dataclass
@@ -228,6 +233,8 @@ class CaseDetail:
     case: CaseRow
     workflow_version: int | None  # the bound workflow's version; None without a workflow
     steps: list[StepRow]
+    # The workflows app's `family_of`: parentId, children and the steps' earlier runs (history).
+    family: dict[str, Any] = dataclass_field(default_factory=dict)
 
 
 @dataclass
@@ -250,8 +257,21 @@ _CASE_COLUMNS = f"""c.id::text, c.case_number, c.display_name, c.case_type_id::t
 PG_CASE_DETAIL = f"""
 SELECT {_CASE_COLUMNS}, w.version,
   (SELECT json_agg(json_build_array(s.step_id, s.name, s.type, s.status, {_iso_sql("s.activated_at")},
-                                    {_iso_sql("s.completed_at")}) ORDER BY s.position)
-   FROM workflows_casestep s WHERE s.case_id = c.id AND c.workflow_version_id IS NOT NULL)
+                                    {_iso_sql("s.completed_at")}, s.iteration, {_iso_sql("s.fire_at")},
+                                    s.message, s.child_case_id) ORDER BY s.position)
+   FROM workflows_casestep s WHERE s.case_id = c.id AND c.workflow_version_id IS NOT NULL),
+  (SELECT p.case_id FROM (SELECT s.case_id FROM workflows_casestep s WHERE s.child_case_id = c.id
+                          UNION ALL
+                          SELECT r.case_id FROM workflows_steprun r WHERE r.child_case_id = c.id) p LIMIT 1),
+  (SELECT json_agg(json_build_array(k.id, k.case_number, k.status) ORDER BY k.created_at, k.id)
+   FROM cases_case k WHERE k.id IN (
+     SELECT s.child_case_id FROM workflows_casestep s WHERE s.case_id = c.id AND s.child_case_id IS NOT NULL
+     UNION
+     SELECT r.child_case_id FROM workflows_steprun r WHERE r.case_id = c.id AND r.child_case_id IS NOT NULL)),
+  (SELECT json_agg(json_build_array(r.step_id, r.type, r.iteration, r.status, r.result, r.outcome,
+                                    r.completed_by_id, {_iso_sql("r.activated_at")},
+                                    {_iso_sql("r.completed_at")}) ORDER BY r.id)
+   FROM workflows_steprun r WHERE r.case_id = c.id)
 FROM cases_case c
 JOIN cases_casetype t ON t.id = c.case_type_id
 LEFT JOIN workflows_workflow w ON w.id = c.workflow_version_id
@@ -267,7 +287,10 @@ def case_detail(*, user: User, case_id: Any) -> CaseDetail:
         workflow = case.workflow_version
         steps = hooks.workflows().steps_of(case) if workflow else []
         return CaseDetail(
-            CaseRow.of(case), workflow.version if workflow else None, [StepRow(*s) for s in steps]
+            CaseRow.of(case),
+            workflow.version if workflow else None,
+            [StepRow(*s) for s in steps],
+            hooks.workflows().family_of(case.id),
         )
     with connection.cursor() as cursor:
         cursor.execute(PG_CASE_DETAIL, {"tenant": user.member_tenant_id, "case": case_id})
@@ -275,7 +298,33 @@ def case_detail(*, user: User, case_id: Any) -> CaseDetail:
     if row is None:
         raise NotFound("Case not found.")
     found = CaseRow._make(row[:16])._replace(data=_json(row[7]))
-    return CaseDetail(found, row[16], [StepRow._make(s) for s in _json(row[17]) or ()])
+    steps = [StepRow._make(s) for s in _json(row[17]) or ()]
+    return CaseDetail(found, row[16], steps, _family(row[18], _json(row[19]), _json(row[20])))
+
+
+# The order of a history entry's columns in PG_CASE_DETAIL (as the workflows app's `family_of`).
+_RUN_KEYS = (
+    "stepId",
+    "type",
+    "iteration",
+    "status",
+    "result",
+    "outcome",
+    "completedBy",
+    "activatedAt",
+    "completedAt",
+)
+
+
+def _family(parent_id: Any, children: Any, history: Any) -> dict[str, Any]:
+    runs = [dict(zip(_RUN_KEYS, run, strict=True)) for run in history or ()]
+    for run in runs:
+        run["outcome"] = run["outcome"] or None
+    return {
+        "parentId": str(parent_id) if parent_id else None,
+        "children": [{"id": str(i), "caseNumber": n, "status": st} for i, n, st in children or ()],
+        "history": runs,
+    }
 
 
 def _json(value: Any) -> Any:

@@ -24,11 +24,13 @@ from django.utils import timezone
 from jsonschema import Draft7Validator
 
 from casemgmt.accounts.models import Team
-from casemgmt.audit.services import record
+from casemgmt.audit.services import record, record_deferred
 from casemgmt.cases import hooks
 from casemgmt.cases.jsondata import (
+    SEARCH_TEXT_LIMIT,
     check_schema,
     data_changes,
+    data_text,
     draft7_validator,
     merge_patch,
     schema_errors,
@@ -45,6 +47,7 @@ from shared.api.bulk import bulk_run, check_count
 from shared.api.errors import InvalidState, PermissionDenied, ValidationFailed, VersionConflict
 from shared.api.time import now_ms
 from shared.audit.hashing import canonical_value
+from shared.audit.services import DeferredAppend
 from shared.locks import lock_name
 
 if TYPE_CHECKING:
@@ -202,11 +205,20 @@ def _case_number(case_type: CaseType, number: int) -> str:
     return f"{case_type.prefix}-{number:06d}"
 
 
-def _default_display_name(case_type: CaseType, number: str, data: dict[str, Any]) -> str:
+def _given_display_name(data: dict[str, Any]) -> str | None:
+    """The name a case takes from its data, if any; else it is named after its type and number."""
     for field in ("title", "name", "subject"):
         if isinstance(data.get(field), str) and data[field].strip():
             return data[field].strip()[:300]
-    return f"{case_type.display_name} {number}"[:300]
+    return None
+
+
+def _number_case(case: Case, case_type: CaseType, number: str, given_name: str | None) -> None:
+    """The fields of `case` that follow from its number (the SQL in `_insert_numbered_sql` does the
+    same on PostgreSQL; a test holds the two to one result)."""
+    case.case_number = number
+    case.display_name = given_name or f"{case_type.display_name} {number}"[:300]
+    case.search_text = search_text(case_number=number, display_name=case.display_name, data=case.data)
 
 
 # Validators of case types' schemas, by case type id: a registered schema never changes, and
@@ -224,29 +236,20 @@ def _validator(case_type: CaseType) -> Draft7Validator:
 
 
 class _CreateContext(NamedTuple):
-    """What a create reads besides the case type: its number, the SLA hours when neither the case
-    type nor the workflow sets them, and the apps' `CreateRead`s by name (the workflow it binds, the
-    stored webhook configuration)."""
+    """What a create reads besides the case type: the SLA hours when neither the case type nor the
+    workflow sets them, and the apps' `CreateRead`s by name (the workflow it binds, the stored webhook
+    configuration). Read before the number is taken, so under no lock."""
 
-    number: str
     default_sla_hours: int
     reads: dict[str, Any]
 
 
-# PostgreSQL: one statement takes the next number (the counter's row lock, held to commit: numbers
-# are gap-free and unique, as in `_next_case_number`) and reads the rest of `_CreateContext`, the
-# apps' reads as scalar subqueries. The reads use the statement's snapshot; none of them depends on
-# the counter lock.
+# PostgreSQL: one statement reads `_CreateContext`, the apps' reads as scalar subqueries.
 @lru_cache(maxsize=8)
 def _create_context_sql(reads: tuple[str, ...]) -> str:
     columns = "".join(f",\n  {sql}" for sql in reads)
     return f"""
-WITH number AS (
-  UPDATE {CaseCounter._meta.db_table} SET last_number = last_number + 1
-  WHERE tenant_id = %(tenant)s AND key = %(key)s RETURNING last_number
-)
 SELECT
-  (SELECT last_number FROM number),
   (SELECT t.default_sla_hours FROM {Tenant._meta.db_table} t WHERE t.id = %(tenant)s){columns}
 """  # noqa: S608 - table names and the apps' subqueries; values are placeholders
 
@@ -254,30 +257,79 @@ SELECT
 def _create_context(tenant_id: UUID, case_type: CaseType, workflow_version_id: Any) -> _CreateContext:
     if connection.vendor != "postgresql":  # SQLite (embedded): the same reads, one at a time
         reads = {r.name: r.read(tenant_id, case_type, workflow_version_id) for r in hooks.CREATE_READS}
-        return _CreateContext(
-            number=_next_case_number(tenant_id, case_type),
-            default_sla_hours=default_sla_hours(tenant_id=tenant_id),
-            reads=reads,
-        )
+        return _CreateContext(default_sla_hours=default_sla_hours(tenant_id=tenant_id), reads=reads)
     with connection.cursor() as cursor:
         cursor.execute(
             _create_context_sql(tuple(r.sql for r in hooks.CREATE_READS)),
             {"tenant": tenant_id, "key": case_type.key, "workflow": workflow_version_id},
         )
-        number, tenant_sla_hours, *values = cursor.fetchone()
-    if number is None:  # no counter row (see `_next_case_number`): make it, then take the number
-        _lock_counter(tenant_id, case_type.key)
-        return _create_context(tenant_id, case_type, workflow_version_id)
+        tenant_sla_hours, *values = cursor.fetchone()
     return _CreateContext(
-        number=_case_number(case_type, number),
         default_sla_hours=tenant_sla_hours or settings.CASE_DEFAULT_SLA_HOURS,
-        # A read may refuse the create (a workflow asked for that is not published): the rollback
-        # gives the number back.
+        # A read may refuse the create (a workflow asked for that is not published), before any lock.
         reads={
             r.name: r.decode(value, workflow_version_id)
             for r, value in zip(hooks.CREATE_READS, values, strict=True)
         },
     )
+
+
+# The case row's columns that follow from its number; every other column is a parameter.
+_NUMBER_SQL = "number.n"
+_NAMED_SQL = "left(%(type_name)s::text || ' ' || number.n, 300)"
+
+
+def _insert_numbered_sql(case: Case, given_name: str | None) -> tuple[str, dict[str, Any]]:
+    """`INSERT INTO cases (...) SELECT ... FROM number`: the case row with the number the `number`
+    CTE took, its default name and its search text built in SQL exactly as `_number_case` does."""
+    name_sql = "%(given_name)s::text" if given_name else _NAMED_SQL
+    numbered = {
+        "case_number": _NUMBER_SQL,
+        "display_name": name_sql,
+        # search_text(): number, number with a space, name, the data's text values; empty parts skipped.
+        "search_text": f"left(concat_ws(E'\\n', number.n, replace(number.n, '-', ' '), NULLIF({name_sql}, ''),"
+        f" NULLIF(%(data_text)s::text, '')), {SEARCH_TEXT_LIMIT})",
+    }
+    params: dict[str, Any] = {"given_name": given_name, "data_text": data_text(case.data)}
+    columns, values = [], []
+    for field in Case._meta.concrete_fields:
+        columns.append(connection.ops.quote_name(field.column))
+        if field.attname in numbered:
+            values.append(numbered[field.attname])
+            continue
+        params[f"case_{field.attname}"] = field.get_db_prep_save(field.pre_save(case, True), connection)
+        values.append(f"%(case_{field.attname})s::{field.cast_db_type(connection)}")
+    sql = f"INSERT INTO {Case._meta.db_table} ({', '.join(columns)}) SELECT {', '.join(values)} FROM number"  # noqa: S608 - column names from the model; values are placeholders
+    return sql, params
+
+
+def _insert_numbered(case: Case, case_type: CaseType, given_name: str | None, append: DeferredAppend) -> None:
+    """PostgreSQL: takes the number, inserts the case and appends its audit row in one statement, the
+    create's last before COMMIT. The counter's row lock (numbers gap-free: a rollback gives the
+    number back) and the tenant's chain lock are then held for this one round trip and the commit,
+    instead of from the first statement of the create to its end."""
+    insert_sql, params = _insert_numbered_sql(case, given_name)
+    call, audit_params = append.call("new_case.case_number")
+    sql = f"""
+WITH number AS (
+  UPDATE {CaseCounter._meta.db_table} SET last_number = last_number + 1
+  WHERE tenant_id = %(tenant)s AND key = %(key)s
+  RETURNING %(prefix)s::text || '-' || lpad(last_number::text, greatest(6, length(last_number::text)), '0') AS n
+), new_case AS ({insert_sql} RETURNING case_number)
+SELECT new_case.case_number, appended.* FROM new_case CROSS JOIN LATERAL {call} AS appended
+"""  # noqa: S608 - table names from the models; values are placeholders
+    params.update(audit_params, tenant=case.tenant_id, key=case_type.key, prefix=case_type.prefix)
+    params["type_name"] = case_type.display_name
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:  # no counter row (see `_next_case_number`): make it, then take the number
+        _lock_counter(case.tenant_id, case_type.key)
+        _insert_numbered(case, case_type, given_name, append)
+        return
+    _number_case(case, case_type, row[0], given_name)
+    append.finish(row[0], tuple(row[1:]))
+    case._state.adding, case._state.db = False, connection.alias
 
 
 @transaction.atomic
@@ -293,7 +345,6 @@ def case_create(
     if case_type.access_teams and not may_see_case_type(user, case_type):  # could not read its own case
         raise PermissionDenied("Only members of the case type's access teams may create its cases.")
     data = canonical_value(data)  # stored, returned and audited in the one form jsonb keeps
-    # Validated before the counter is taken, so its lock is not held while a schema runs.
     errors = schema_errors(case_type.schema, data, validator=_validator(case_type))
     if errors:  # 400 listing every schema failure; a bad workflowVersionId is reported first
         hooks.workflows().resolve(
@@ -301,39 +352,47 @@ def case_create(
         )
         raise ValidationFailed.from_errors(errors)
     binding = hooks.workflows()
+    # Everything is read and prepared before the number is taken: the number is the last thing a
+    # create does (on PostgreSQL in the statement that inserts the case and appends its audit row).
     context = _create_context(tenant_id, case_type, workflow_version_id)
-    workflow, number = context.reads[binding.create_read.name], context.number
-    name = display_name or _default_display_name(case_type, number, data)
+    workflow = context.reads[binding.create_read.name]
+    given_name = display_name or _given_display_name(data)
     created_at = timezone.now()
     # Every case gets a deadline: the case type's slaHours win, else the bound workflow's, else the
     # tenant's default (itself falling back to the service's).
     sla_hours = case_type.sla_hours or (workflow.sla_hours if workflow else None) or context.default_sla_hours
-    case = Case.objects.create(
+    case = Case(
         tenant_id=tenant_id,
         case_type=case_type,
-        case_number=number,
-        display_name=name,
         data=data,
         workflow_version=workflow,
         created_at=created_at,
         created_by=user,
         sla_deadline=created_at + timedelta(hours=sla_hours),
-        search_text=search_text(case_number=number, display_name=name, data=data),
         access_teams=",".join(case_type.access_teams),
     )
-    record(
-        tenant_id=tenant_id,
-        actor=str(user.id),
-        action="case:created",
-        resource=f"cases/{case.id}",
-        changes={
-            "caseNumber": number,
-            "caseTypeId": str(case_type.id),
-            "workflowVersionId": str(workflow.id) if workflow else None,
-            "status": Case.ACTIVE,
-            "version": 1,
-        },
-    )
+    changes = {
+        "caseNumber": None,  # the number, filled in where it is taken
+        "caseTypeId": str(case_type.id),
+        "workflowVersionId": str(workflow.id) if workflow else None,
+        "status": Case.ACTIVE,
+        "version": 1,
+    }
+    audit = {
+        "tenant_id": tenant_id,
+        "actor": str(user.id),
+        "action": "case:created",
+        "resource": f"cases/{case.id}",
+    }
+    if connection.vendor == "postgresql":
+        _insert_numbered(
+            case, case_type, given_name, record_deferred(**audit, changes=changes, key="caseNumber")
+        )
+    else:  # SQLite: one writer at a time, so the order of these statements holds no one up
+        _number_case(case, case_type, _next_case_number(tenant_id, case_type), given_name)
+        case.save(force_insert=True)
+        record(**audit, changes={**changes, "caseNumber": case.case_number})
+    # The workflow's steps and the webhooks follow the audit row, as before: rows this create made.
     if workflow is not None:
         binding.start(case=case, actor=user)
     hooks.case_event(case=case, event="case:created", reads=context.reads)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
+
 from casemgmt.accounts.selectors import preferences_of
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Theme
 from casemgmt.tenancy.selectors import terminology_of
@@ -20,7 +22,23 @@ _NAME = re.compile(r"^--[A-Za-z0-9-]{1,64}$")
 _VALUE = re.compile(r"^[^;{}<>\\]{1,200}$")
 _HEX = re.compile(r"^#([0-9a-fA-F]{6})$")
 
-ANONYMOUS = {"company": "Case service", "css_variables": [], "colour_scheme": "auto", "language": "en"}
+# The default terminology, for the translation catalogue: a tenant's own words are shown as written.
+_TERMS = [
+    gettext_noop("Case"),
+    gettext_noop("Cases"),
+    gettext_noop("Task"),
+    gettext_noop("Tasks"),
+    gettext_noop("Step"),
+    gettext_noop("Steps"),
+    gettext_noop("Inbox"),
+]
+
+ANONYMOUS = {
+    "company": gettext_lazy("Case service"),
+    "css_variables": [],
+    "colour_scheme": "auto",
+    "language": "en",
+}
 
 
 def _css_variables(pairs: dict[str, Any]) -> list[tuple[str, str]]:
@@ -35,6 +53,14 @@ def colour_scheme(variables: dict[str, Any]) -> str:
         return "light"
     red, green, blue = (int(match.group(1)[i : i + 2], 16) for i in (0, 2, 4))
     return "dark" if 0.2126 * red + 0.7152 * green + 0.0722 * blue < 128 else "light"
+
+
+def _translated(terms: dict[str, str]) -> dict[str, str]:
+    """The default words in the page's language; words the tenant chose stay as they are."""
+    return {
+        key: gettext(label) if label == DEFAULT_TERMINOLOGY.get(key) else label
+        for key, label in terms.items()
+    }
 
 
 def _scheme(user: User, tenant_id: Any, theme_variables: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -52,7 +78,7 @@ def _scheme(user: User, tenant_id: Any, theme_variables: dict[str, Any]) -> tupl
 def page_context(user: User | None) -> dict[str, Any]:
     tenant_id = getattr(user, "tenant_id", None)
     if user is None or tenant_id is None:
-        return {**ANONYMOUS, "terms": dict(DEFAULT_TERMINOLOGY)}
+        return {**ANONYMOUS, "terms": _translated(DEFAULT_TERMINOLOGY)}
     preferences = preferences_of(user)
     branding = Branding.objects.filter(tenant_id=tenant_id).first()
     # The user's chosen theme (preferences fall back to the tenant default when it is gone).
@@ -61,11 +87,11 @@ def page_context(user: User | None) -> dict[str, Any]:
     colours = {f"--brand-{k}": v for k, v in (branding.colors if branding else {}).items()}
     scheme, dark_variables = _scheme(user, tenant_id, theme_variables)
     return {
-        "company": branding.company_name if branding else "Case service",
+        "company": branding.company_name if branding else gettext("Case service"),
         "css_variables": _css_variables(colours) + _css_variables(theme_variables),
         "css_dark_variables": _css_variables(dark_variables),
         "colour_scheme": scheme,
         "language": preferences["language"],
-        "terms": terminology_of(tenant_id=tenant_id),
+        "terms": _translated(terminology_of(tenant_id=tenant_id)),
         "can_dashboard": has_all(user.get_permission_strings(), ["cases:read", "reports:read"]),
     }

@@ -1,15 +1,17 @@
 """Work for `make run`'s demo tenant, so its console has something to do from the first sign-in:
-the case type and published workflow of examples/casemgmt/claim.yaml and three cases waiting at
+the case types and published workflow of examples/casemgmt/claim.yaml (a rework loop, a site
+inspection as a sub-case for large claims, an objection-period timer) and three cases waiting at
 their first task. Made through the services (audited like anything else)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from casemgmt.accounts.models import User
-from casemgmt.cases.services import case_create, case_type_create
-from casemgmt.workflows.services.workflows import workflow_create, workflow_publish
+from casemgmt.cases.models import CaseType
+from casemgmt.cases.services import case_create
+from casemgmt.ops.definitions import sync_apply, sync_plan
+from casemgmt.tenancy.models import Tenant
 from shared.definitions.files import read_documents
 
 # The repository's examples/ folder (make run runs from a checkout).
@@ -22,20 +24,10 @@ CASES = [
 ]
 
 
-def _example(kind: str) -> dict[str, Any]:
-    return next(d.body for d in read_documents(CLAIM_EXAMPLE) if d.kind == kind)
-
-
 def demo_work_seed(*, admin: User) -> None:
-    spec = _example("case_type")
-    case_type = case_type_create(
-        user=admin, key=spec["key"], display_name=spec["displayName"], schema=spec["schema"],
-        prefix=spec.get("prefix"),
-    )  # fmt: skip
-    flow = _example("workflow")
-    workflow = workflow_create(
-        user=admin, case_type_key=case_type.key, name=flow["name"], steps=flow["steps"]
-    )
-    workflow_publish(user=admin, workflow=workflow)
+    # Through the definitions sync, as a user would apply the example folder (published).
+    tenant = Tenant.objects.get(pk=admin.member_tenant_id)
+    sync_apply(sync_plan(tenant, read_documents(CLAIM_EXAMPLE), publish=True), as_email=admin.email)
+    case_type = CaseType.objects.get(tenant=tenant, key="insurance_claim")
     for data in CASES:
         case_create(user=admin, case_type=case_type, data=data, display_name=str(data["title"]))

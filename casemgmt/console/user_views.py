@@ -10,6 +10,7 @@ from django.http import QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from casemgmt.accounts.apis import PreferencesApi
@@ -18,6 +19,7 @@ from casemgmt.accounts.services import preferences_update
 from casemgmt.cases.selectors import case_dashboard
 from casemgmt.console.views import ConsoleRequest, console_page, page
 from casemgmt.tenancy.selectors import theme_list
+from shared.web.templatetags.design import status_label
 
 
 def _chart(axis: str, labels: list[Any], values: list[int]) -> dict[str, Any]:
@@ -31,11 +33,13 @@ def dashboard_page(request: ConsoleRequest) -> HttpResponseBase:
     dashboard = case_dashboard(tenant_id=request.user.member_tenant_id)
     ages = dashboard.active_by_age_in_weeks
     charts = {
-        "status": _chart("Status", list(dashboard.by_status), list(dashboard.by_status.values())),
-        "type": _chart("Type", list(dashboard.by_type), list(dashboard.by_type.values())),
-        "ageing": _chart("Age in weeks", list(range(len(ages))), ages),
+        "status": _chart(
+            _("Status"), [status_label(s) for s in dashboard.by_status], list(dashboard.by_status.values())
+        ),
+        "type": _chart(_("Type"), list(dashboard.by_type), list(dashboard.by_type.values())),
+        "ageing": _chart(_("Age in weeks"), list(range(len(ages))), ages),
     }
-    titles = {"status": "By status", "type": "By type", "ageing": "Active, by age in weeks"}
+    titles = {"status": _("By status"), "type": _("By type"), "ageing": _("Active, by age in weeks")}
     chart_list = [
         (key, titles[key], {**chart, "rows": list(zip(chart["labels"], chart["values"], strict=True))})
         for key, chart in charts.items()
@@ -59,7 +63,24 @@ def _choices(user_language: str) -> dict[str, Any]:
     languages = sorted(settings.LANGUAGES, key=lambda pair: str(pair[1]))
     if user_language.lower() not in {code for code, _ in languages}:
         languages.insert(0, (user_language, user_language))
-    return {"languages": languages, "timezones": sorted(zoneinfo.available_timezones())}
+    return {"languages": languages, "timezones": ZONES}
+
+
+# The zones a person would pick: the IANA region/city names and UTC, without the database's
+# aliases and internals (Factory, localtime, posixrules, Etc/GMT+5, US/Eastern, EST5EDT ...).
+_REGIONS = (
+    "Africa/",
+    "America/",
+    "Antarctica/",
+    "Arctic/",
+    "Asia/",
+    "Atlantic/",
+    "Australia/",
+    "Europe/",
+    "Indian/",
+    "Pacific/",
+)
+ZONES = ["UTC", *sorted(z for z in zoneinfo.available_timezones() if z.startswith(_REGIONS))]
 
 
 @console_page()

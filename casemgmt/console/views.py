@@ -18,6 +18,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
@@ -73,6 +74,13 @@ def console_page(*needed: str) -> Callable[[View], View]:
     def decorate(view: View) -> View:
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            response = signed_in_view(request, *args, **kwargs)
+            # A signed-in page is the user's data as of now: no browser or proxy keeps a copy to
+            # show again (a live region's reload must read the server, never a cache).
+            add_never_cache_headers(response)
+            return response
+
+        def signed_in_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not request.user.is_authenticated:
                 return redirect(f"{reverse('console:login')}?{urlencode({'next': request.get_full_path()})}")
             try:

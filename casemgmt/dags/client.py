@@ -1,39 +1,59 @@
-"""Calls to the tenant's orchestrator, through the connectors' guarded HTTP client (SSRF guard,
-timeouts, secrets scrubbed from errors). Every function raises ConnectorError; `transient` says
-whether trying again later may help."""
+"""Calls to the tenant's orchestrator: the shared orchestrator client (`shared.client`) sending
+through the connectors' guarded HTTP client (SSRF guard, timeouts, secrets scrubbed from errors).
+Every function raises ConnectorError; `transient` says whether trying again later may help."""
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
-from urllib.parse import quote
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.conf import settings
 
 from casemgmt.connectors.base import ConnectorError
-from casemgmt.connectors.http import GuardedHttp, HttpResponse, raise_for_status
+from casemgmt.connectors.http import GuardedHttp
+from shared.client.base import ApiError, Reply
+from shared.client.orchestrator import OrchestratorClient, Run
 
 CALLBACK_EVENTS = ["dag.completed", "dag.failed", "dag.cancelled"]
 TERMINAL = ("completed", "failed", "cancelled")
+T = TypeVar("T")
+
+
+class GuardedTransport:
+    """The shared client's transport over GuardedHttp: its network errors stay ConnectorErrors."""
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self.http = GuardedHttp(secrets=secrets)
+
+    def send(self, method: str, url: str, *, headers: dict[str, str], json: Any = None) -> Reply:
+        response = self.http.request(method, url, headers=headers, json=json)
+        return Reply(response.status_code, response.content, response.headers.get("content-type", ""))
+
+
+def _client(config: dict[str, Any]) -> OrchestratorClient:
+    transport = GuardedTransport((config["apiKey"], config["webhookSecret"]))
+    return OrchestratorClient(config["url"], config["apiKey"], transport=transport)
+
+
+def _call(action: Callable[[], T], *, ignore: tuple[int, ...] = ()) -> T | None:
+    """The action's result; an HTTP status in `ignore` is None (an answer, not an error)."""
+    try:
+        return action()
+    except ApiError as exc:
+        if exc.status in ignore:
+            return None
+        if exc.code == "not_json":
+            raise ConnectorError("remote_error", "orchestrator: reply is not JSON", transient=True) from exc
+        raise ConnectorError(
+            "http_error", f"orchestrator: HTTP {exc.status}", transient=exc.transient, status_code=exc.status,
+            body=exc.body,
+        ) from exc  # fmt: skip
 
 
 def callback_url(config: dict[str, Any], tenant_id: Any) -> str:
     base = settings.PUBLIC_BASE_URL.rstrip("/")
     return config.get("callbackUrl") or f"{base}/webhooks/orchestrator/{tenant_id}"
-
-
-def _call(config: dict[str, Any], method: str, path: str, body: Any = None) -> HttpResponse:
-    http = GuardedHttp(secrets=(config["apiKey"], config["webhookSecret"]))
-    url = config["url"].rstrip("/") + path
-    return http.request(method, url, headers={"X-API-Key": config["apiKey"]}, json=body)
-
-
-def _json(response: HttpResponse) -> Any:
-    raise_for_status(response, connector="orchestrator")
-    try:
-        return response.json()
-    except ValueError as exc:
-        raise ConnectorError("remote_error", "orchestrator: reply is not JSON", transient=True) from exc
 
 
 def webhook_ensure(config: dict[str, Any], tenant_id: Any) -> str:
@@ -43,33 +63,33 @@ def webhook_ensure(config: dict[str, Any], tenant_id: Any) -> str:
     url = callback_url(config, tenant_id)
     digest = hashlib.sha256(f"{url}\n{config['webhookSecret']}".encode()).hexdigest()[:16]
     name = f"case-service-{tenant_id}-{digest}"
-    listed = _json(_call(config, "GET", "/api/webhooks?limit=500"))
-    for webhook in listed.get("webhooks", []):
+    client = _client(config)
+    for webhook in _call(client.webhooks_list) or []:
         if webhook.get("name") == name:
             return str(webhook["id"])
-    body = {"name": name, "url": url, "events": CALLBACK_EVENTS, "secret": config["webhookSecret"]}
-    return str(_json(_call(config, "POST", "/api/webhooks", body))["id"])
+    created = _call(
+        lambda: client.webhook_create(
+            name=name, url=url, events=CALLBACK_EVENTS, secret=config["webhookSecret"]
+        )
+    )
+    return str((created or {})["id"])
 
 
 def run_schedule(config: dict[str, Any], *, step: dict[str, Any], run_id: str, parameters: dict) -> None:
     """Schedules the step's DAG (or single task) as run `run_id`. A 409 means that run exists
     already (an earlier attempt got through before its reply was lost): nothing more to do."""
-    body: dict[str, Any] = {"run_id": run_id, "parameters": parameters}
-    if step.get("dagId"):
-        path, body["dag_id"] = "/api/schedule-dag", step["dagId"]
-    else:
-        path, body["task_id"] = "/api/schedule-task", step["taskId"]
-    response = _call(config, "POST", path, body)
-    if response.status_code != 409:
-        _json(response)
+    target, target_id = ("dag", step["dagId"]) if step.get("dagId") else ("task", step["taskId"])
+    client = _client(config)
+    _call(lambda: client.schedule(target, target_id, run_id=run_id, parameters=parameters), ignore=(409,))
 
 
 def run_get(config: dict[str, Any], run_id: str) -> dict[str, Any]:
     """The run with its task runs: {status, tasks: [{task_id, status, ...}]}."""
-    return _json(_call(config, "GET", f"/api/runs/{quote(run_id, safe='')}?include_tasks=true"))
+    client = _client(config)
+    run: Run | None = _call(lambda: client.run_get(run_id, include_tasks=True))
+    return dict(run or {})
 
 
 def run_cancel(config: dict[str, Any], run_id: str) -> None:
-    response = _call(config, "POST", f"/api/cancel-run/{quote(run_id, safe='')}")
-    if response.status_code not in (404, 409):  # gone or already finished: nothing to cancel
-        _json(response)
+    client = _client(config)
+    _call(lambda: client.run_cancel(run_id), ignore=(404, 409))  # gone or already finished

@@ -42,6 +42,7 @@ def inbound_webhook_out(webhook: InboundWebhook, *, key: str | None = None) -> d
         "isActive": webhook.is_active,
         "secret": "***" if webhook.secret_encrypted else None,
         "signatureScheme": webhook.signature_scheme,
+        "message": webhook.message or None,
         "keyPrefix": webhook.key_prefix,
         "principalId": str(webhook.principal_id),
         "createdAt": iso(webhook.created_at),
@@ -71,6 +72,7 @@ def _values_of(data: dict[str, Any]) -> services.WebhookValues:
         case_pointer=data.get("casePointer"),
         is_active=data.get("isActive"),
         signature_scheme=data.get("signatureScheme"),
+        message=data.get("message"),
     )
 
 
@@ -88,6 +90,8 @@ class InboundWebhookInput(StrictSerializer):
     signatureScheme = serializers.ChoiceField(
         choices=[InboundWebhook.ANY_SIGNATURE, InboundWebhook.STANDARD_SIGNATURE], required=False
     )
+    # A message name: deliveries naming a case complete its active wait step for that message.
+    message = StrictCharField(required=False, allow_blank=True, max_length=100)
 
 
 class InboundWebhookListCreateApi(APIView):

@@ -29,6 +29,9 @@ class InboundWebhook(models.Model):
     mapping = models.JSONField(default=dict)
     # JSON pointer to a case id or case number in the payload; when it resolves, the delivery merges.
     case_pointer = models.CharField(max_length=200, blank=True)
+    # A message name: a delivery naming a case completes that case's active `wait` step of this
+    # message (its mapped payload the step's result) instead of merging into the case's data.
+    message = models.CharField(max_length=100, blank=True)
     is_active = models.BooleanField(default=True)
     # The agent principal deliveries act as: cases it creates and updates name it in their audit rows.
     principal = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -49,7 +52,7 @@ class InboundWebhook(models.Model):
 
 
 class InboundDelivery(models.Model):
-    CREATED, MERGED = "created", "merged"
+    CREATED, MERGED, MESSAGE = "created", "merged", "message"
 
     id = models.BigAutoField(primary_key=True)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")

@@ -19,6 +19,9 @@ class InboundWebhookOut(serializers.Serializer):
         choices=["any", "standard"],
         help_text="standard: Standard Webhooks signatures only; any: the body-only X-Webhook-Signature too",
     )
+    message = serializers.CharField(
+        allow_null=True, help_text="deliveries naming a case complete its active wait step for this message"
+    )
     keyPrefix = serializers.CharField()
     principalId = serializers.UUIDField()
     createdAt = serializers.DateTimeField()
@@ -33,7 +36,7 @@ class InboundWebhookPageOut(serializers.Serializer):
 
 
 class DeliveryAcceptedOut(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["created", "merged", "duplicate"])
+    status = serializers.ChoiceField(choices=["created", "merged", "message", "duplicate"])
     deliveryId = serializers.CharField(allow_null=True)
     caseId = serializers.UUIDField(allow_null=True)
     caseNumber = serializers.CharField(allow_null=True)

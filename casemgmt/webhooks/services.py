@@ -18,6 +18,8 @@ from casemgmt.cases.services import case_create, case_update_data
 from casemgmt.webhooks.mapping import case_reference, check_mapping, map_payload, parse_pointer
 from casemgmt.webhooks.models import InboundDelivery, InboundWebhook
 from casemgmt.webhooks.signatures import Signed
+from casemgmt.workflows.services.control import case_message_deliver
+from casemgmt.workflows.steps.wait import MESSAGE_RE
 from shared import crypto
 from shared.api.errors import AlreadyExists, NotFound, ValidationFailed
 from shared.auth import apikeys
@@ -42,6 +44,7 @@ class WebhookValues:
     case_pointer: str | None = None
     is_active: bool | None = None
     signature_scheme: str | None = None
+    message: str | None = None
 
 
 def _check_path(path: str) -> str:
@@ -80,6 +83,18 @@ def _apply(webhook: InboundWebhook, values: WebhookValues) -> None:
         webhook.is_active = values.is_active
     if values.signature_scheme is not None:
         webhook.signature_scheme = values.signature_scheme
+    if values.message is not None:
+        if values.message and not MESSAGE_RE.match(values.message):
+            raise ValidationFailed(
+                "message must be a letter followed by up to 99 of A-Z a-z 0-9 _ . -", field="message"
+            )
+        webhook.message = values.message
+
+
+def _check_message(webhook: InboundWebhook) -> None:
+    # A message goes to the case the payload names: without a pointer there is none.
+    if webhook.message and not webhook.case_pointer:
+        raise ValidationFailed("a webhook with a message needs casePointer", field="casePointer")
 
 
 def _check_scheme(webhook: InboundWebhook) -> None:
@@ -124,6 +139,7 @@ def _audit(webhook: InboundWebhook, actor: User, operation: str, **extra: Any) -
             "isActive": webhook.is_active,
             "signed": bool(webhook.secret_encrypted),  # never the secret itself
             "signatureScheme": webhook.signature_scheme,
+            "message": webhook.message or None,
             **extra,
         },
     )
@@ -140,6 +156,7 @@ def inbound_webhook_create(
     _apply(webhook, values)
     _set_secret(webhook, secret)
     _check_scheme(webhook)
+    _check_message(webhook)
     key = _new_key(webhook)
     # Deliveries act as an agent principal of their own: it has no roles and no credentials, and
     # names the webhook as the author of the cases it creates and updates.
@@ -172,6 +189,7 @@ def inbound_webhook_update(
     if change_secret:
         _set_secret(webhook, secret)
     _check_scheme(webhook)
+    _check_message(webhook)
     key = _new_key(webhook) if rotate_key else None
     _save(webhook)
     _audit(webhook, actor, "updated", keyRotated=rotate_key, secretChanged=change_secret)
@@ -255,7 +273,8 @@ def _original(webhook: InboundWebhook, signed: Signed) -> InboundDelivery:
 @transaction.atomic
 def inbound_webhook_receive(*, webhook: InboundWebhook, signed: Signed, payload: Any) -> Received:
     """Creates a case of the webhook's case type (its workflow starts) or, when the payload names
-    an existing case, merges the mapped data into it (RFC 7386). One delivery id, and one body-only
+    an existing case, merges the mapped data into it (RFC 7386), or, for a webhook with a
+    `message`, completes that case's active wait step for it (409 when none is waiting). One delivery id, and one body-only
     signature, is taken once: a repeat is accepted with no effect."""
     delivery = _claim_delivery(webhook, signed)
     if delivery is None:
@@ -263,7 +282,11 @@ def inbound_webhook_receive(*, webhook: InboundWebhook, signed: Signed, payload:
     data = map_payload(webhook.mapping, payload)
     reference = case_reference(webhook.case_pointer, payload)
     principal = webhook.principal
-    if reference is not None:
+    if reference is not None and webhook.message:
+        case = _target_case(webhook, reference)
+        case_message_deliver(user=principal, case=case, name=webhook.message, data=data)
+        delivery.outcome = InboundDelivery.MESSAGE
+    elif reference is not None:
         case = case_update_data(
             user=principal, case=_target_case(webhook, reference), patch=data, expected_version=None
         )

@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 
 from casemgmt.accounts.hooks import on_principal_disable
-from casemgmt.cases.hooks import workflow_binding_register
+from casemgmt.cases.hooks import listener_register, workflow_binding_register
 from casemgmt.workflows import steps
 
 
@@ -22,3 +22,8 @@ class WorkflowsConfig(AppConfig):
         on_principal_disable(tasks_release_for_user)
         # Cases sits below workflows: a case binds, starts and halts its workflow through this binding.
         workflow_binding_register(BINDING)
+        # App loading order, as above.
+        from casemgmt.workflows.services.control import child_case_finished
+
+        # A child case closing or cancelled finishes its parent's `case` step.
+        listener_register(child_case_finished)

@@ -12,13 +12,14 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from casemgmt.cases.hooks import CreateRead, WorkflowBinding
+from casemgmt.cases.models import Case
 from casemgmt.workflows.engine import workflow_halt, workflow_start
-from casemgmt.workflows.models import CaseStep, Workflow
+from casemgmt.workflows.models import CaseStep, StepRun, Workflow
 from shared.api.errors import ValidationFailed
 from shared.api.time import iso
 
 if TYPE_CHECKING:
-    from casemgmt.cases.models import Case, CaseType
+    from casemgmt.cases.models import CaseType
 
 
 def resolve_workflow(*, tenant_id: Any, case_type: CaseType, workflow_version_id: Any) -> Workflow | None:
@@ -83,7 +84,67 @@ def current_steps(case_ids: list[Any]) -> dict[Any, str]:
 
 def steps_of(case: Case) -> list[tuple[Any, ...]]:
     steps = CaseStep.objects.filter(case=case).order_by("position")
-    return [(s.step_id, s.name, s.type, s.status, iso(s.activated_at), iso(s.completed_at)) for s in steps]
+    return [
+        (
+            s.step_id,
+            s.name,
+            s.type,
+            s.status,
+            iso(s.activated_at),
+            iso(s.completed_at),
+            s.iteration,
+            iso(s.fire_at),
+            s.message,
+            str(s.child_case_id) if s.child_case_id else None,
+        )
+        for s in steps
+    ]
+
+
+def family_of(case_id: Any) -> dict[str, Any]:
+    """A case's place among sub-cases (`parentId`, `children` in creation order) and its steps'
+    earlier runs (rework history, oldest first)."""
+    parent_id = (
+        CaseStep.objects.filter(child_case_id=case_id).values_list("case_id", flat=True).first()
+        or StepRun.objects.filter(child_case_id=case_id).values_list("case_id", flat=True).first()
+    )
+    child_ids = set(
+        CaseStep.objects.filter(case_id=case_id, child_case__isnull=False).values_list(
+            "child_case_id", flat=True
+        )
+    ) | set(
+        StepRun.objects.filter(case_id=case_id, child_case__isnull=False).values_list(
+            "child_case_id", flat=True
+        )
+    )
+    children = (
+        Case.objects.filter(id__in=child_ids)
+        .order_by("created_at", "id")
+        .values("id", "case_number", "status")
+        if child_ids
+        else []
+    )
+    runs = StepRun.objects.filter(case_id=case_id).order_by("id")
+    return {
+        "parentId": str(parent_id) if parent_id else None,
+        "children": [
+            {"id": str(c["id"]), "caseNumber": c["case_number"], "status": c["status"]} for c in children
+        ],
+        "history": [
+            {
+                "stepId": run.step_id,
+                "type": run.type,
+                "iteration": run.iteration,
+                "status": run.status,
+                "result": run.result,
+                "outcome": run.outcome or None,
+                "completedBy": str(run.completed_by_id) if run.completed_by_id else None,
+                "activatedAt": iso(run.activated_at),
+                "completedAt": iso(run.completed_at),
+            }
+            for run in runs
+        ],
+    }
 
 
 def assigned_case_ids(tenant_id: Any, user_id: Any) -> QuerySet[CaseStep, Any]:
@@ -102,4 +163,5 @@ BINDING = WorkflowBinding(
     steps_of=steps_of,
     assigned_case_ids=assigned_case_ids,
     step_active=CaseStep.ACTIVE,
+    family_of=family_of,
 )

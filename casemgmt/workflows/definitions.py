@@ -23,8 +23,9 @@ SLA_HOURS_MAX = 87600
 # (publish) rely on these so that e.g. an unhashable `type` never reaches the registry lookup.
 _STRING_FIELDS = (
     "id", "name", "type", "condition", "role", "outputKey", "responseFormat", "onFailure", "team", "assignment",
+    "after", "until", "message", "caseTypeKey",
 )  # fmt: skip
-_OBJECT_FIELDS = ("formSchema",)
+_OBJECT_FIELDS = ("formSchema", "routes")
 
 
 def sla_hours_error(value: Any) -> str | None:
@@ -75,6 +76,9 @@ def _one_step_shape_errors(step: dict[str, Any], at: str) -> list[dict[str, str]
     sla = step.get("slaHours")
     if sla is not None and (isinstance(sla, bool) or not isinstance(sla, int | float)):
         errors.append({"field": f"{at}.slaHours", "error": "must be a number"})
+    routes = step.get("routes")
+    if isinstance(routes, dict) and not all(isinstance(v, str) for v in routes.values()):
+        errors.append({"field": f"{at}.routes", "error": "must map outcomes to step ids"})
     return errors
 
 
@@ -167,9 +171,38 @@ def _graph_errors(steps: list[dict[str, Any]]) -> list[dict[str, str]]:
                     {"field": f"steps[{index}].dependsOn", "error": "a step cannot depend on itself"}
                 )
     if not errors:
+        errors += _route_errors(steps)
+    if not errors:
         cycle = _find_cycle(steps)
         if cycle:
             errors.append({"field": "steps", "error": f"dependency cycle: {' -> '.join(cycle)}"})
+    return errors
+
+
+def _route_errors(steps: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Rework routes (`routes: {outcome: step id}`) on `task` steps only, from one of the step's
+    `outcomes` back to a step strictly before it in the definition: a route forward or to an
+    unknown step could never be the "go back and redo" it stands for."""
+    errors: list[dict[str, str]] = []
+    position = {step.get("id"): index for index, step in enumerate(steps)}
+    for index, step in enumerate(steps):
+        routes = step.get("routes")
+        if routes is None:
+            continue
+        at = f"steps[{index}].routes"
+        if step.get("type") != "task":
+            errors.append({"field": at, "error": "only task steps take routes"})
+            continue
+        outcomes = step.get("outcomes") or []
+        for outcome, target in routes.items():
+            if outcome not in outcomes:
+                errors.append({"field": f"{at}.{outcome}", "error": "is not one of the step's outcomes"})
+            elif target not in position:
+                errors.append({"field": f"{at}.{outcome}", "error": f"unknown step {target!r}"})
+            elif position[target] >= index:
+                errors.append(
+                    {"field": f"{at}.{outcome}", "error": f"step {target!r} is not before this step"}
+                )
     return errors
 
 

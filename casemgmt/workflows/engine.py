@@ -16,8 +16,8 @@ from casemgmt.cases.models import Case
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.templating import TemplateError, condition_holds
 from casemgmt.workflows import steps as step_types
-from casemgmt.workflows.definitions import steps_of
-from casemgmt.workflows.models import CaseStep
+from casemgmt.workflows.definitions import step_definition, steps_of
+from casemgmt.workflows.models import CaseStep, StepRun
 from casemgmt.workflows.selectors import step_results
 from shared.api.time import iso, now_ms
 
@@ -106,6 +106,87 @@ def workflow_advance(*, case: Case, actor: User | str | None) -> None:
         if row.status == CaseStep.ACTIVE:
             _activate(row=row, step=step, case=case, actor=actor_id(actor))
     _maybe_auto_close(case=case, auto_close=workflow.auto_close, rows=rows, actor=actor_id(actor))
+
+
+# What a step's run leaves on its row; a rework route resets them to a pending step's values.
+_RUN_FIELDS = {
+    "status": CaseStep.PENDING,
+    "activated_at": None,
+    "completed_at": None,
+    "result": None,
+    "error": "",
+    "attempts": 0,
+    "attempt_deadline": None,
+    "fire_at": None,
+    "message": "",
+    "child_case": None,
+    "assigned_to": None,
+    "claimed_at": None,
+    "due_at": None,
+    "outcome": "",
+    "completed_by": None,
+    "draft": None,
+    "draft_saved_at": None,
+    "escalated": False,
+    "escalated_at": None,
+    "escalation_reason": "",
+    "escalated_to": None,
+    "candidate_team": None,
+}
+
+
+def workflow_reroute(
+    *, case: Case, from_step: str, outcome: str, to_step: str, actor: User | str | None
+) -> None:
+    """A rework route: `to_step` (before `from_step`) and every step after it go back to `pending`,
+    each run that had started kept as a `StepRun` (the workflow's history), and the engine enters
+    `to_step` again with its next iteration (a new task for a `task` step). An active step among
+    them (a parallel branch) stops with the rest: its run is archived as it stood."""
+    rows = list(CaseStep.objects.filter(case=case).order_by("position"))
+    start = next(row.position for row in rows if row.step_id == to_step)
+    now = now_ms()
+    redone = [row for row in rows if row.position >= start and row.status != CaseStep.PENDING]
+    StepRun.objects.bulk_create([archived_run(row, now) for row in redone])
+    for row in redone:
+        for field, value in _RUN_FIELDS.items():
+            setattr(row, field, value)
+        row.is_task = row.type == "task"
+        row.role = (step_definition(case, row.step_id).get("role") or "") if row.is_task else ""
+        row.iteration += 1
+        row.save(update_fields=[*_RUN_FIELDS, "is_task", "role", "iteration"])
+    record(
+        tenant_id=case.tenant_id,
+        actor=actor_id(actor),
+        action="workflow:rerouted",
+        resource=f"cases/{case.id}",
+        changes={"fromStep": from_step, "outcome": outcome, "toStep": to_step, "resetSteps": len(redone)},
+    )
+    broadcast_on_commit(
+        tenant_id=case.tenant_id,
+        type="workflow:rerouted",
+        data={"caseId": str(case.id), "fromStep": from_step, "toStep": to_step},
+        permission="cases:read",
+    )
+    workflow_advance(case=case, actor=actor)
+
+
+def archived_run(row: CaseStep, now: Any) -> StepRun:
+    return StepRun(
+        tenant_id=row.tenant_id,
+        case_id=row.case_id,
+        step_id=row.step_id,
+        type=row.type,
+        iteration=row.iteration,
+        status=row.status,
+        activated_at=row.activated_at,
+        completed_at=row.completed_at,
+        result=row.result,
+        outcome=row.outcome,
+        error=row.error,
+        completed_by_id=row.completed_by_id,
+        child_case_id=row.child_case_id,
+        archived_at=now,
+    )
 
 
 def _advance(

@@ -74,6 +74,19 @@ class CaseStep(models.Model):
     # Automated steps: when the running attempt counts as lost (worker crash, lost message) and
     # may be run again by a redelivery or the periodic scan. Null until the first attempt starts.
     attempt_deadline = models.DateTimeField(null=True, blank=True)
+    # How many times the step has been entered: a rework route back to it (or before it) archives
+    # the finished run in `StepRun` and enters it again with the next number.
+    iteration = models.PositiveIntegerField(default=1)
+    # Steps that finish on their own time (`timer`) or whose activation failed (a `case` step that
+    # could not create its child, a `timer` whose `until` did not render): when the due-steps sweep
+    # completes (or, with `error` set, fails) the active step. Null otherwise.
+    fire_at = models.DateTimeField(null=True, blank=True)
+    # `wait` steps: the message name that completes the step while it is active.
+    message = models.CharField(max_length=100, blank=True)
+    # `case` steps: the child case the step created; its close completes, its cancel fails the step.
+    child_case = models.ForeignKey(
+        "cases.Case", on_delete=models.SET_NULL, null=True, blank=True, related_name="parent_steps"
+    )
 
     # Human-task fields (type "task", or an agent step escalated to a human).
     is_task = models.BooleanField(default=False)
@@ -111,10 +124,45 @@ class CaseStep(models.Model):
             models.Index(fields=["tenant", "type", "status", "due_at"], name="step_inbox_idx"),
             models.Index(fields=["status", "due_at", "escalated"], name="step_sla_idx"),
             models.Index(fields=["tenant", "is_task", "status", "assigned_to"], name="step_task_idx"),
+            models.Index(
+                fields=["fire_at"], condition=models.Q(fire_at__isnull=False), name="step_fire_at_idx"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.case_id}/{self.step_id} ({self.status})"
+
+
+class StepRun(models.Model):
+    """An earlier run of a case step, kept when a rework route sent the case back before it (the
+    case's workflow history). The step's current run stays on its `CaseStep` row."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="step_runs")
+    step_id = models.CharField(max_length=100)
+    type = models.CharField(max_length=20)
+    iteration = models.PositiveIntegerField()
+    status = models.CharField(max_length=10)
+    activated_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    outcome = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+    completed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    child_case = models.ForeignKey(
+        "cases.Case", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    archived_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ("case", "id")
+        indexes = [models.Index(fields=["case", "id"], name="step_run_case_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.case_id}/{self.step_id}#{self.iteration} ({self.status})"
 
 
 class TeamRotation(models.Model):

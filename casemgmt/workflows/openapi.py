@@ -72,3 +72,23 @@ class WorkflowPageOut(serializers.Serializer):
     data = WorkflowOut(many=True)  # type: ignore[assignment]  # a declared field: DRF's metaclass pops it from the class
     total = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
+
+
+class MessageOut(serializers.Serializer):
+    caseId = serializers.UUIDField()
+    stepId = serializers.CharField(help_text="the wait step the message completed")
+    message = serializers.CharField()
+    status = serializers.CharField()
+    result = serializers.JSONField(allow_null=True)
+    completedAt = serializers.DateTimeField(allow_null=True)
+
+
+class _MigrationFailureOut(serializers.Serializer):
+    caseId = serializers.UUIDField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class MigrationOut(serializers.Serializer):
+    migrated = serializers.IntegerField()
+    failed = _MigrationFailureOut(many=True)

@@ -16,6 +16,7 @@ logger = logging.getLogger(__name__)
 LLM_STEP_RUN_TASK = "casemgmt.workflows.run_agent_step"
 HUMAN_TASKS_SWEEP_TASK = "casemgmt.workflows.human_tasks_sweep"
 LLM_STEPS_SWEEP_TASK = "casemgmt.workflows.llm_steps_sweep"
+DUE_STEPS_SWEEP_TASK = "casemgmt.workflows.due_steps_sweep"
 
 
 def enqueue_llm_step(step_pk: int, *, attempt: int, countdown: float = 0) -> None:

@@ -11,7 +11,7 @@ from casemgmt.prompts.llm import LLMBadReply, LLMNotConfigured, LLMTransient, ch
 from casemgmt.tenancy.background import row_task, system_task
 from casemgmt.workflows import queue
 from casemgmt.workflows.models import CaseStep
-from casemgmt.workflows.services import llm_steps
+from casemgmt.workflows.services import control, llm_steps
 from casemgmt.workflows.services.inbox import tasks_escalate_overdue
 from shared import backoff
 
@@ -83,3 +83,11 @@ def llm_steps_sweep() -> int:
     for step_pk, attempt in lost:
         queue.enqueue_llm_step(step_pk, attempt=attempt)
     return len(lost)
+
+
+@shared_task(name=queue.DUE_STEPS_SWEEP_TASK, ignore_result=True)
+@system_task("selects due timer steps of every tenant; each is fired in its tenant")
+def due_steps_sweep() -> int:
+    """Fires timers whose time has come and fails steps whose activation failed; returns how many.
+    Two beats (or a beat restarted) may send it twice: each step is finished once."""
+    return control.steps_due_fire()

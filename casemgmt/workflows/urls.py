@@ -1,6 +1,6 @@
 from django.urls import path
 
-from casemgmt.workflows.apis import inbox, teams, workflows
+from casemgmt.workflows.apis import control, inbox, teams, workflows
 
 TASK = "tasks/<uuid:case_id>/<str:step_id>"
 
@@ -17,6 +17,12 @@ urlpatterns = [
         workflows.WorkflowWithdrawApi.as_view(),
         name="workflow-withdraw",
     ),
+    path(
+        "workflows/<uuid:workflow_id>/migrate",
+        control.WorkflowMigrateApi.as_view(),
+        name="workflow-migrate",
+    ),
+    path("cases/<uuid:case_id>/messages/<str:name>", control.CaseMessageApi.as_view(), name="case-message"),
     path("tasks/inbox", inbox.TaskInboxApi.as_view(), name="task-inbox"),
     path("tasks/bulk", inbox.TaskBulkApi.as_view(), name="task-bulk"),
     path(TASK, inbox.TaskDetailApi.as_view(), name="task-detail"),

@@ -8,8 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from orchestrator.agents import openapi, selectors
+from orchestrator.agents import openapi, selectors, services
 from orchestrator.agents.models import Agent
+from orchestrator.security.principals import actor_name
 from shared.api.pagination import list_body
 from shared.api.querying import list_parameters, page_of, paged
 from shared.api.time import iso, now_ms
@@ -41,6 +42,22 @@ class AgentListApi(APIView):
             agent_out(a, stale_before=stale_before, assigned=assigned.get(a.agent_id, [])) for a in agents
         ]
         return Response(list_body("agents", items, total, page))
+
+
+class AgentRetireApi(APIView):
+    """Forgets an offline agent now (it is retired by itself after AGENT_RETIRE_SECONDS): it is
+    no longer listed nor counted by /api/status and /api/health. Audited."""
+
+    min_role = {"POST": "operator"}
+
+    @extend_schema(
+        operation_id="agents_retire",
+        request=None,
+        responses={200: openapi.AgentRetired},
+    )
+    def post(self, request: Request, agent_id: str) -> Response:
+        services.agent_retire(actor=actor_name(request.user), agent_id=agent_id)
+        return Response({"success": True, "message": f"Agent {agent_id} retired."})
 
 
 def queue_out(queue: selectors.QueueState) -> dict:

@@ -20,6 +20,9 @@ class Agent(models.Model):
     status = models.CharField(max_length=16, choices=STATUSES, default="active")
     started_at = models.DateTimeField()
     last_heartbeat = models.DateTimeField(db_index=True)
+    # A graceful stop (the worker shut down and said so); cleared by the next heartbeat. The status
+    # is `offline` either way: this tells a stopped agent from one that went silent.
+    stopped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("agent_id",)

@@ -20,6 +20,11 @@ class AgentList(serializers.Serializer):
     offset = serializers.IntegerField()
 
 
+class AgentRetired(serializers.Serializer):
+    success = serializers.BooleanField()
+    message = serializers.CharField()
+
+
 class QueuedTask(serializers.Serializer):
     task_run_id = serializers.CharField()
     dag_run_id = serializers.CharField()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -14,8 +14,15 @@ from orchestrator.runs.models import QUEUED, RUNNING, TaskRun
 from shared.api.time import now_ms
 
 
+def retire_cutoff() -> datetime:
+    """Agents whose last heartbeat is older are retired (AGENT_RETIRE_SECONDS): not listed, not
+    counted, deleted by the next recovery sweep."""
+    return now_ms() - timedelta(seconds=settings.AGENT_RETIRE_SECONDS)
+
+
 def agent_list() -> QuerySet[Agent]:
-    return Agent.objects.order_by("agent_id")
+    """The agents not retired, by id."""
+    return Agent.objects.filter(last_heartbeat__gte=retire_cutoff()).order_by("agent_id")
 
 
 def running_task_runs_by_agent(agent_ids: list[str]) -> dict[str, list[str]]:

@@ -10,10 +10,13 @@ from django.db import transaction
 from django.db.models import Q
 
 from orchestrator.agents.models import Agent, AgentSession
+from orchestrator.agents.selectors import live_agents, retire_cutoff
+from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.events.services import event_emit
 from orchestrator.runs import finish, pools, state
 from orchestrator.runs.models import CANCELLED, FAILED, PAUSED, PENDING, QUEUED, RUNNING, Run, TaskRun
 from orchestrator.runs.wakeups import Wakeup, send_on_commit, waiting_messages
+from shared.api import errors
 from shared.api.time import iso, now_ms
 
 logger = logging.getLogger(__name__)
@@ -46,7 +49,7 @@ def agent_heartbeat(
     the agent is new or comes back."""
     now = now_ms()
     agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
-    fields = dict(queues=queues, tags=tags, hostname=hostname, pid=pid, last_heartbeat=now)
+    fields = dict(queues=queues, tags=tags, hostname=hostname, pid=pid, last_heartbeat=now, stopped_at=None)
     if agent is None:
         agent = Agent.objects.create(agent_id=agent_id, status="active", started_at=now, **fields)
         _session_beat(agent, session_id, now)
@@ -81,7 +84,7 @@ def agent_stopped(*, agent_id: str, session_id: str = "") -> bool:
     agent = Agent.objects.select_for_update().filter(pk=agent_id, status="active").first()
     if agent is None:
         return False
-    Agent.objects.filter(pk=agent_id).update(status="offline")
+    Agent.objects.filter(pk=agent_id).update(status="offline", stopped_at=now_ms())
     agent.status = "offline"
     event_emit_agent(agent, type="agent.offline")
     return True
@@ -100,6 +103,25 @@ def _mark_offline(cutoff: datetime) -> list[str]:
                 event_emit_agent(agent, type="agent.offline")
                 gone.append(agent.agent_id)
     return gone
+
+
+def _retire_silent() -> int:
+    """Agents silent for AGENT_RETIRE_SECONDS (stopped or dead) are forgotten: reads already skip
+    them (selectors.retire_cutoff); their work was recovered long before."""
+    return Agent.objects.filter(last_heartbeat__lt=retire_cutoff()).delete()[0]
+
+
+@transaction.atomic
+def agent_retire(*, agent_id: str, actor: str = SYSTEM_ACTOR) -> None:
+    """An operator forgets an offline agent now rather than after AGENT_RETIRE_SECONDS. A live one
+    is refused: its next heartbeat would register it again."""
+    agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
+    if agent is None or agent.last_heartbeat < retire_cutoff():
+        raise errors.NotFound(f"Agent {agent_id} not found.")
+    if live_agents().filter(pk=agent_id).exists():
+        raise errors.InvalidState(f"Agent {agent_id} is live; stop it before retiring it.")
+    agent.delete()
+    record(actor=actor, action="agent.retired", resource=f"agents/{agent_id}")
 
 
 def _orphaned_task_runs(cutoff: datetime) -> list[tuple[str, str, int]]:
@@ -207,6 +229,7 @@ def agents_sweep() -> dict[str, int]:
             recovered += 1
             logger.warning("Recovered task run %s from lost agent process %s", tr_id, agent_id)
     _forget_dead_sessions(cutoff)
+    _retire_silent()
     live_queues = {
         q
         for queues in Agent.objects.filter(status="active", last_heartbeat__gte=cutoff).values_list(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.http import QueryDict
+from django.utils.translation import gettext as _
 
 from orchestrator.definitions.models import TaskDefinition
 
@@ -36,15 +37,17 @@ def parameter_fields(definitions: list[TaskDefinition], *, qualified: bool) -> l
     return fields
 
 
-def _extra_parameters(raw: str, errors: list[dict[str, str]]) -> dict[str, str]:
-    """`KEY=value` lines for parameters the definitions do not declare."""
+def extra_parameters(
+    raw: str, errors: list[dict[str, str]], field: str = "extra_parameters"
+) -> dict[str, str]:
+    """`KEY=value` lines (parameters the definitions do not declare; a schedule's parameters)."""
     found: dict[str, str] = {}
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
         key, sep, value = line.partition("=")
         if not sep or not key.strip():
-            errors.append({"field": "extra_parameters", "error": f"line {number} must be KEY=value"})
+            errors.append({"field": field, "error": _("line %(n)d must be KEY=value") % {"n": number}})
             continue
         found[key.strip()] = value.strip()
     return found
@@ -71,7 +74,7 @@ def schedule_body(
         f.value = str(post.get(f.input_id, ""))
         if f.value != "":
             parameters[f.key] = f.value
-    parameters.update(_extra_parameters(str(post.get("extra_parameters", "")), problems))
+    parameters.update(extra_parameters(str(post.get("extra_parameters", "")), problems))
     body: dict[str, Any] = {"parameters": parameters}
     for name in ("run_id", "context", "parameter_set", "queue"):
         text = str(post.get(name, "")).strip()

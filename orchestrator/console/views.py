@@ -11,16 +11,20 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import authenticate, login, logout
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from orchestrator.agents import selectors as agent_selectors
-from orchestrator.console import forms
+from orchestrator.agents import services as agent_services
+from orchestrator.console import forms, gantt, grid, preferences
 from orchestrator.console.graph import Node, layout
 from orchestrator.definitions import selectors as definition_selectors
 from orchestrator.definitions.apis import DagListApi, TaskListApi
@@ -47,6 +51,7 @@ def principal_of(request: HttpRequest) -> Principal:
 
 
 def page(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    """Rendered in the user's language and time zone, with their theme."""
     base: dict[str, Any] = {"oidc_enabled": settings.OIDC_ENABLED}
     if request.user.is_authenticated:
         principal = principal_of(request)
@@ -55,7 +60,10 @@ def page(request: HttpRequest, template: str, context: dict[str, Any], status: i
             can_operate=principal.has_role("operator"),
             can_admin=principal.has_role("admin"),
         )
-    return render(request, template, {**base, **context}, status=status)
+    with preferences.applied(request) as chosen:
+        scheme = {"system": "auto"}.get(chosen["theme"], chosen["theme"])  # the design system's names
+        base.update(scheme=scheme, language=chosen["language"])
+        return render(request, template, {**base, **context}, status=status)
 
 
 def _to_sign_in(request: HttpRequest) -> HttpResponse:
@@ -79,14 +87,15 @@ def console_page(role: str = "viewer") -> Callable[[View], View]:
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not request.user.is_authenticated:
                 return _to_sign_in(request)
-            try:
-                if not principal_of(request).has_role(role):
-                    raise errors.PermissionDenied(f"Requires the {role} role.")
-                return view(request, *args, **kwargs)
-            except errors.ApplicationError as exc:
-                return page(
-                    request, "orch_console/error.html", {"message": exc.message}, status=exc.status_code
-                )
+            # The whole view in the user's language and zone: messages it adds are written in them.
+            with preferences.applied(request):
+                try:
+                    if not principal_of(request).has_role(role):
+                        raise errors.PermissionDenied(_("Requires the %(role)s role.") % {"role": role})
+                    return view(request, *args, **kwargs)
+                except errors.ApplicationError as exc:
+                    context = {"message": exc.message}
+                    return page(request, "orch_console/error.html", context, status=exc.status_code)
 
         return wrapper
 
@@ -104,7 +113,7 @@ def login_page(request: HttpRequest) -> HttpResponseBase:
         request, username=request.POST.get("username", ""), password=request.POST.get("password", "")
     )
     if user is None:  # a wrong password and a disabled account look the same
-        context = {"next": target, "error": "Invalid username or password."}
+        context = {"next": target, "error": _("Invalid username or password.")}
         return page(request, "orch_console/login.html", context, status=401)
     login(request, user)
     return redirect(target)
@@ -122,6 +131,7 @@ def _paging(request: HttpRequest, total: int) -> dict[str, Any]:
 
     def link(offset: int) -> str:
         query = request.GET.copy()
+        query.pop("part", None)  # a refresh's own marker: the links lead to whole pages
         query["offset"] = str(offset)
         return "?" + query.urlencode()
 
@@ -135,6 +145,21 @@ def _paging(request: HttpRequest, total: int) -> dict[str, Any]:
     }
 
 
+def _without_part(request: HttpRequest) -> str:
+    query = request.GET.copy()
+    query.pop("part", None)
+    return query.urlencode()
+
+
+def _part(request: HttpRequest, name: str) -> bool:
+    """A list's own refresh (htmx, not a boosted navigation) asks for that part of the page alone."""
+    return bool(
+        request.headers.get("HX-Request")
+        and not request.headers.get("HX-Boosted")
+        and request.GET.get("part") == name
+    )
+
+
 def _paged(request: HttpRequest, queryset: Any) -> tuple[list[Any], dict[str, Any]]:
     paging = _paging(request, queryset.count())
     return list(queryset[paging.pop("slice")]), paging
@@ -143,11 +168,22 @@ def _paged(request: HttpRequest, queryset: Any) -> tuple[list[Any], dict[str, An
 # Definitions ---------------------------------------------------------------------------------
 
 
+def _task_total(dag: Dag) -> int | None:
+    """Every task a run of the DAG executes (the tasks it names and all they depend on), as the
+    graph shows them; None when a task it names was deleted since."""
+    try:
+        return len(definition_selectors.dependency_closure([entry["id"] for entry in dag.tasks]))
+    except errors.ValidationFailed:
+        return None
+
+
 @console_page()
 def dag_list_page(request: HttpRequest) -> HttpResponseBase:
     filters = DagListApi.FilterSerializer(data=request.GET)
     filters.is_valid(raise_exception=True)
     dags, paging = _paged(request, definition_selectors.dag_list(**filters.validated_data))
+    for dag in dags:
+        dag.task_total = _task_total(dag)
     return page(
         request,
         "orch_console/dags.html",
@@ -292,7 +328,7 @@ def task_schedule_page(request: HttpRequest, task_id: str) -> HttpResponseBase:
     actor = request.user.get_username()
 
     def schedule(body: dict[str, Any], options: Any) -> Run:
-        run, _ = run_services.run_schedule_task(
+        run, _plan = run_services.run_schedule_task(
             actor=actor, task_id=task_id, options=options, queue=body.get("queue")
         )
         return run
@@ -307,15 +343,48 @@ def task_schedule_page(request: HttpRequest, task_id: str) -> HttpResponseBase:
 # Runs ----------------------------------------------------------------------------------------
 
 
+RUN_FILTERS = ("status", "dag_id", "schedule_id")
+
+
+def _run_filters(request: HttpRequest) -> tuple[dict[str, str], dict[str, Any]]:
+    """The filters in the URL, as given and as the API's list reads them."""
+    given = {name: request.GET[name] for name in RUN_FILTERS if request.GET.get(name)}
+    parsed = RunListApi.FilterSerializer(data=given)
+    parsed.is_valid(raise_exception=True)
+    return given, parsed.validated_data
+
+
 @console_page()
 def run_list_page(request: HttpRequest) -> HttpResponseBase:
-    filters = {name: request.GET[name] for name in ("status", "dag_id") if request.GET.get(name)}
-    parsed = RunListApi.FilterSerializer(data=filters)
-    parsed.is_valid(raise_exception=True)
-    runs, paging = _paged(request, run_selectors.run_list(**parsed.validated_data))
+    """Newest first. The table refreshes itself (the same URL, asked for by htmx, answers the
+    table alone); console.js holds the refresh while the pointer or focus is in it or rows are
+    selected, so nothing moves under the operator."""
+    given, filters = _run_filters(request)
+    runs, paging = _paged(request, run_selectors.run_list(**filters))
     run_selectors.with_counts(runs)
-    context = {"runs": runs, "paging": paging, "statuses": RUN_STATUSES, "filters": filters}
-    return page(request, "orch_console/runs.html", context)
+    context = {
+        "runs": runs,
+        "paging": paging,
+        "statuses": RUN_STATUSES,
+        "filters": given,
+        "query": _without_part(request),
+    }
+    return page(
+        request,
+        "orch_console/_runs_table.html" if _part(request, "table") else "orch_console/runs.html",
+        context,
+    )
+
+
+def _stable(task_runs: list[TaskRun]) -> list[TaskRun]:
+    """Task runs in the graph's reading order (layer by layer), which depends on the run's shape
+    only: nodes and rows keep their places while statuses and start times change between polls."""
+    by_id = {tr.id: tr for tr in task_runs}
+    nodes = [
+        Node(id=tr.id, label=tr.task_id, status="", upstream=list(tr.upstream))
+        for tr in sorted(task_runs, key=lambda tr: (tr.task_id, tr.id))
+    ]
+    return [by_id[node.id] for node in layout(nodes).nodes]
 
 
 def _run_graph(run: Run, task_runs: list[TaskRun]) -> Any:
@@ -334,11 +403,12 @@ def _run_graph(run: Run, task_runs: list[TaskRun]) -> Any:
 
 def _run_context(run_id: str) -> dict[str, Any]:
     run = run_selectors.run_get(run_id)
-    task_runs = run_selectors.task_runs_of(run)
+    task_runs = _stable(run_selectors.task_runs_of(run))
     return {
         "run": run,
         "task_runs": task_runs,
         "graph": _run_graph(run, task_runs),
+        "gantt": gantt.bars(run, task_runs),
         "live": run.status not in TERMINAL,
     }
 
@@ -361,6 +431,7 @@ def run_live_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
 @require_POST
 def run_cancel_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
     run_services.run_cancel(actor=request.user.get_username(), run_id=run_id, force=False)
+    messages.success(request, _("Run %(run)s cancelled.") % {"run": run_id})
     return redirect("console:run", run_id=run_id)
 
 
@@ -368,6 +439,7 @@ def run_cancel_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
 @require_POST
 def run_pause_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
     run_services.run_pause(actor=request.user.get_username(), run_id=run_id)
+    messages.success(request, _("Run %(run)s paused.") % {"run": run_id})
     return redirect("console:run", run_id=run_id)
 
 
@@ -375,6 +447,7 @@ def run_pause_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
 @require_POST
 def run_resume_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
     run_services.run_resume(actor=request.user.get_username(), run_id=run_id)
+    messages.success(request, _("Run %(run)s resumed.") % {"run": run_id})
     return redirect("console:run", run_id=run_id)
 
 
@@ -390,6 +463,7 @@ def run_rerun_page(request: HttpRequest, run_id: str) -> HttpResponseBase:
         reset_params=False,
         from_task=None,
     )
+    messages.success(request, _("Rerun %(new)s of %(run)s started.") % {"new": run.run_id, "run": run_id})
     return redirect("console:run", run_id=run.run_id)
 
 
@@ -402,8 +476,118 @@ def task_run_page(request: HttpRequest, task_run_id: str) -> HttpResponseBase:
         "lines": [line for _, line in lines],
         "after": lines[-1][0] if lines else 0,
         "finished": task_run.status in TERMINAL,
+        "duration_running": task_run.status == "running",
     }
     return page(request, "orch_console/task_run.html", context)
+
+
+@console_page()
+def task_run_log_page(request: HttpRequest, task_run_id: str) -> HttpResponseBase:
+    """The whole captured output as a text file to download."""
+    task_run = run_selectors.task_run_get(task_run_id)
+    lines, _more = run_selectors.task_logs(task_run=task_run)
+    response = HttpResponse("".join(f"{line}\n" for line in lines), content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{task_run.id}.log"'
+    return response
+
+
+# Bulk actions on runs ------------------------------------------------------------------------
+
+BULK_ACTIONS = {
+    "cancel": (
+        "operator",
+        lambda actor, run_id: run_services.run_cancel(actor=actor, run_id=run_id, force=False),
+    ),
+    "rerun-failed": (
+        "operator",
+        lambda actor, run_id: run_services.run_rerun(
+            actor=actor, run_id=run_id, failed_only=True, reset_params=False, from_task=None
+        ),
+    ),
+    "delete": ("admin", lambda actor, run_id: run_services.run_delete(actor=actor, run_id=run_id)),
+}
+
+
+def _bulk_question(action: str, count: int) -> str:
+    questions = {
+        "cancel": ngettext("Cancel %(count)d run?", "Cancel %(count)d runs?", count),
+        "rerun-failed": ngettext(
+            "Rerun the failed tasks of %(count)d run?", "Rerun the failed tasks of %(count)d runs?", count
+        ),
+        "delete": ngettext(
+            "Delete %(count)d run with its task runs and output? This cannot be undone.",
+            "Delete %(count)d runs with their task runs and output? This cannot be undone.",
+            count,
+        ),
+    }
+    return questions[action] % {"count": count}
+
+
+def _bulk_done(action: str, count: int) -> str:
+    done = {
+        "cancel": ngettext("%(count)d run cancelled.", "%(count)d runs cancelled.", count),
+        "rerun-failed": ngettext("%(count)d rerun started.", "%(count)d reruns started.", count),
+        "delete": ngettext("%(count)d run deleted.", "%(count)d runs deleted.", count),
+    }
+    return done[action] % {"count": count}
+
+
+def _back_to_list(request: HttpRequest) -> str:
+    target = request.POST.get("next") or reverse("console:runs")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return reverse("console:runs")
+    return target
+
+
+@console_page("operator")
+@require_POST
+def run_bulk_page(request: HttpRequest) -> HttpResponseBase:
+    """Selected runs of the list: a confirmation naming how many, then the action on each, run by
+    run (one refused run does not stop the others; each refusal is reported)."""
+    action = request.POST.get("action", "")
+    if action not in BULK_ACTIONS:
+        raise errors.ValidationFailed(_("Choose an action for the selected runs."), field="action")
+    role, act = BULK_ACTIONS[action]
+    if not principal_of(request).has_role(role):
+        raise errors.PermissionDenied(_("Requires the %(role)s role.") % {"role": role})
+    run_ids = list(dict.fromkeys(request.POST.getlist("run")))[:100]
+    if not run_ids:
+        messages.warning(request, _("Select at least one run first."))
+        return redirect(_back_to_list(request))
+    if request.POST.get("confirmed") != "yes":
+        context = {
+            "action": action,
+            "run_ids": run_ids,
+            "question": _bulk_question(action, len(run_ids)),
+            "next": _back_to_list(request),
+        }
+        return page(request, "orch_console/bulk_confirm.html", context)
+    actor, done = request.user.get_username(), 0
+    for run_id in run_ids:
+        try:
+            act(actor, run_id)
+            done += 1
+        except errors.ApplicationError as exc:
+            messages.warning(request, f"{run_id}: {exc.message}")
+    messages.success(request, _bulk_done(action, done))
+    return redirect(_back_to_list(request))
+
+
+# Grid ----------------------------------------------------------------------------------------
+
+
+@console_page()
+def grid_page(request: HttpRequest) -> HttpResponseBase:
+    """Recent runs of a DAG by task; without a DAG, the DAGs to choose from."""
+    dag_id = request.GET.get("dag_id", "")
+    dag_ids = list(definition_selectors.dag_list().values_list("id", flat=True)[:500])
+    context: dict[str, Any] = {"dag_id": dag_id, "dag_ids": dag_ids}
+    if dag_id:
+        definition_selectors.get_or_404(Dag, dag_id, "DAG")
+        context["grid"] = grid.build(dag_id, _stable)
+    return page(
+        request, "orch_console/_grid.html" if _part(request, "grid") else "orch_console/grid.html", context
+    )
 
 
 # Agents and queues ---------------------------------------------------------------------------
@@ -415,7 +599,16 @@ def agent_list_page(request: HttpRequest) -> HttpResponseBase:
     live = set(agent_selectors.live_agents().values_list("agent_id", flat=True))
     running = agent_selectors.running_task_runs_by_agent([a.agent_id for a in agents])
     rows = [{"agent": a, "live": a.agent_id in live, "running": running.get(a.agent_id, [])} for a in agents]
-    return page(request, "orch_console/agents.html", {"rows": rows})
+    template = "orch_console/_agents_table.html" if _part(request, "table") else "orch_console/agents.html"
+    return page(request, template, {"rows": rows, "retire_seconds": settings.AGENT_RETIRE_SECONDS})
+
+
+@console_page("operator")
+@require_POST
+def agent_retire_page(request: HttpRequest, agent_id: str) -> HttpResponseBase:
+    agent_services.agent_retire(actor=request.user.get_username(), agent_id=agent_id)
+    messages.success(request, _("Agent %(agent)s retired.") % {"agent": agent_id})
+    return redirect("console:agents")
 
 
 @console_page()
@@ -427,5 +620,32 @@ def queue_list_page(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def queue_purge_page(request: HttpRequest, queue_name: str) -> HttpResponseBase:
     removed = run_services.queue_purge(actor=request.user.get_username(), queue=queue_name)
-    context = {"queues": agent_selectors.queue_overview(), "purged": (queue_name, removed)}
-    return page(request, "orch_console/queues.html", context)
+    messages.success(
+        request, _("Queue %(queue)s purged (%(count)d task runs).") % {"queue": queue_name, "count": removed}
+    )
+    return page(request, "orch_console/queues.html", {"queues": agent_selectors.queue_overview()})
+
+
+# Preferences ---------------------------------------------------------------------------------
+
+
+@console_page()
+@require_http_methods(["GET", "POST"])
+def preferences_page(request: HttpRequest) -> HttpResponseBase:
+    """Time zone, theme and language; saved in the session."""
+    if request.method == "POST":
+        posted = {k: str(request.POST.get(k, "")) for k in preferences.DEFAULTS}
+        found = preferences.problems(posted)
+        if not found:
+            preferences.save(request, posted)
+            messages.success(request, _("Preferences saved."))
+            return redirect("console:preferences")
+        context: dict[str, Any] = {"prefs": posted, "field_errors": found}
+    else:
+        context = {"prefs": preferences.preferences_of(request), "field_errors": {}}
+    context.update(
+        time_zones=preferences.time_zones(), themes=preferences.THEMES, languages=preferences.LANGUAGES
+    )
+    return page(
+        request, "orch_console/preferences.html", context, status=400 if context["field_errors"] else 200
+    )

@@ -80,6 +80,11 @@ def task_runs_of(run: Run) -> list[TaskRun]:
     return list(run.task_runs.order_by("start_time", "task_id"))
 
 
+def task_runs_of_runs(run_ids: list[str]) -> list[TaskRun]:
+    """The task runs of several runs (the console's grid), by run and task."""
+    return list(TaskRun.objects.filter(run_id__in=run_ids).order_by("run_id", "task_id", "id"))
+
+
 def graph_of(run: Run) -> list[tuple[str, str, str, list[str]]]:
     """(task run id, task id, status, upstream task run ids) of each task run, in the order of
     `task_runs_of`: the graph of a large DAG needs no whole rows."""

@@ -373,3 +373,16 @@ def run_rerun(
     )
     _start(run)
     return run
+
+
+@transaction.atomic
+def run_delete(*, run_id: str, actor: str = SYSTEM_ACTOR) -> None:
+    """A finished run, its task runs and their output are deleted (the console's bulk delete; admins
+    only). An open run is refused: cancel it first. Reruns of it keep their own copy of what they
+    carried over and lose only the link back (`original_run_id` becomes empty)."""
+    run_get(run_id)  # 404 when unknown
+    run = state.run_lock(run_id)
+    if run.status not in TERMINAL:
+        raise errors.InvalidState(f"Run {run_id} is still {run.status}; cancel it or wait for it to end.")
+    run.delete()
+    record(actor=actor, action="run.deleted", resource=f"runs/{run_id}", changes={"status": run.status})

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from orchestrator.definitions.models import Dag
 from orchestrator.events.services import event_emit_run, event_emit_task_run, event_emit_task_runs
@@ -58,6 +59,25 @@ def task_runs_set_status(
             event_emit_task_run(tr, run)
             changed.append(tr)
     return changed
+
+
+def task_runs_cancel(rows: QuerySet[TaskRun], run: Run, now: datetime) -> int:
+    """Cancels the task runs `rows` selects (of one locked run) set-based: one statement locks them
+    in primary-key order (the lock order, as a loop over them took it) and reads what their events
+    say, one UPDATE cancels them, one insert writes their `task.cancelled` events (in primary-key
+    order, as before). The rows cannot change in between: they are locked, and no task run of a
+    locked run can enter the selection. A 10,000-task run cancels in three statements, not 20,000."""
+    locked = [
+        SimpleNamespace(id=pk, task_id=task_id, start_time=start_time, end_time=now, status=CANCELLED)
+        for pk, task_id, start_time in rows.select_for_update()
+        .order_by("pk")
+        .values_list("id", "task_id", "start_time")
+    ]
+    if not locked:
+        return 0
+    rows.update(status=CANCELLED, end_time=now)
+    event_emit_task_runs(locked, run)
+    return len(locked)
 
 
 def run_queue_ready(run: Run) -> list[Wakeup]:
@@ -169,8 +189,7 @@ def run_fail(run: Run, now: datetime) -> None:
         return
     Run.objects.filter(pk=run.pk).update(status=FAILED, end_time=now)
     run.status, run.end_time = FAILED, now
-    waiting = list(TaskRun.objects.filter(run=run, status__in=(PENDING, QUEUED)).order_by("pk"))
-    task_runs_set_status(waiting, run, CANCELLED, end_time=now)
+    task_runs_cancel(TaskRun.objects.filter(run=run, status__in=(PENDING, QUEUED)), run, now)
     event_emit_run(run)
     _run_ended(run)
 
@@ -178,8 +197,7 @@ def run_fail(run: Run, now: datetime) -> None:
 def run_cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
     """Cancels every unfinished task run of a locked run; running ones are stopped by their agent,
     which polls `task_run_still_mine`. Returns how many task runs were cancelled."""
-    unfinished = list(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL).order_by("pk"))
-    changed = task_runs_set_status(unfinished, run, CANCELLED, end_time=now)
+    cancelled = task_runs_cancel(TaskRun.objects.filter(run=run).exclude(status__in=TERMINAL), run, now)
     if run.status not in TERMINAL:
         Run.objects.filter(pk=run.pk).update(status=CANCELLED, end_time=now, cancel_force=force)
         run.status, run.end_time, run.cancel_force = CANCELLED, now, force
@@ -187,7 +205,7 @@ def run_cancel_locked(run: Run, *, force: bool, now: datetime) -> int:
         _run_ended(run)
     elif force and not run.cancel_force:
         Run.objects.filter(pk=run.pk).update(cancel_force=True)
-    return len(changed)
+    return cancelled
 
 
 def dag_admit_if_waiting(*, dag_id: str) -> int:

@@ -19,7 +19,7 @@ from orchestrator.schedules.selectors import scheduler_status
 from orchestrator.security.principals import actor_name
 from orchestrator.system import definitions, openapi, selectors
 from orchestrator.system.models import SweepState
-from shared.api.fields import StrictCharField
+from shared.api.fields import StrictBooleanField, StrictCharField
 from shared.api.time import iso, now_ms
 from shared.definitions.files import parse_documents
 from shared.health import Probe, probe_broker, probe_database
@@ -185,8 +185,8 @@ class DefinitionsPlanApi(APIView):
             name = StrictCharField(max_length=500, help_text="How errors and the plan name the file.")
             content = StrictCharField(allow_blank=True, trim_whitespace=False, help_text="The YAML text.")
 
-        files = FileSerializer(many=True, max_length=1000)
-        prune = serializers.BooleanField(
+        files = serializers.ListField(child=FileSerializer(), max_length=1000)
+        prune = StrictBooleanField(
             required=False, default=False, help_text="Also list the deletes of what no file defines."
         )
 

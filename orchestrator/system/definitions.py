@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import models, transaction
 
 from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.definitions import services as definitions
@@ -34,6 +34,7 @@ from shared.api import errors
 from shared.api.time import iso
 from shared.definitions.files import Document, located
 from shared.definitions.plan import Change, field_diff, plan_body
+from shared.locks import try_lock_name
 
 LOCK = "orchestrator:definitions-sync"
 
@@ -333,12 +334,7 @@ def _write(plan: Plan, actor: str) -> None:
 def _lock_or_conflict() -> None:
     """The sync lock, held until the transaction ends; taken by another sync: a 409 now rather
     than a wait (that sync's plan would make ours stale anyway)."""
-    if connection.vendor != "postgresql":
-        return  # SQLite's write transactions already run one at a time
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", [LOCK])
-        (locked,) = cursor.fetchone()
-    if not locked:
+    if not try_lock_name(LOCK):
         raise errors.VersionConflict("Another definitions sync is being applied; plan again when it is done.")
 
 

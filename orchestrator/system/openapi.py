@@ -153,14 +153,10 @@ class PlanChangeOut(s.Serializer):
     )
 
 
-class PlanSummaryOut(s.Serializer):
-    create = s.IntegerField()
-    update = s.IntegerField()
-    delete = s.IntegerField()
-    unchanged = s.IntegerField()
-
-
 class PlanOut(s.Serializer):
     applied = s.BooleanField(help_text="Always false here: a plan changes nothing.")
-    summary = PlanSummaryOut()
+    # inline: a Serializer subclass cannot declare fields named create and update (its methods)
+    summary = inline_serializer(
+        "PlanSummary", {a: s.IntegerField() for a in ("create", "update", "delete", "unchanged")}
+    )
     changes = PlanChangeOut(many=True)

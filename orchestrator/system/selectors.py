@@ -16,6 +16,7 @@ from django.urls import resolve, reverse
 from drf_spectacular.generators import SchemaGenerator
 
 from orchestrator.agents.models import Agent
+from orchestrator.agents.selectors import retire_cutoff
 from orchestrator.definitions.models import TaskDefinition
 from orchestrator.runs.models import COMPLETED, FAILED, QUEUED, Run, TaskRun
 from orchestrator.system.models import SweepState
@@ -34,9 +35,10 @@ def backend_type() -> str:
 
 
 def agent_counts() -> dict[str, int]:
-    """Active = heartbeat younger than AGENT_STALE_SECONDS and not marked offline."""
+    """Active = heartbeat younger than AGENT_STALE_SECONDS and not marked offline; agents silent
+    for AGENT_RETIRE_SECONDS are retired and not counted at all."""
     cutoff = now_ms() - timedelta(seconds=settings.AGENT_STALE_SECONDS)
-    counts = Agent.objects.aggregate(
+    counts = Agent.objects.filter(last_heartbeat__gte=retire_cutoff()).aggregate(
         total=Count("pk"), active=Count("pk", filter=Q(status="active", last_heartbeat__gte=cutoff))
     )
     return {

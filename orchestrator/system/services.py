@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from orchestrator.agents.services import agents_sweep
 from orchestrator.audit.checkpoints import audit_checkpoint_sweep
 from orchestrator.system.models import SweepState
-from orchestrator.webhooks.services import deliveries_sweep, events_dispatch
+from orchestrator.webhooks.services import deliveries_sweep, events_dispatch, events_prune
 from shared.api.time import now_ms
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,8 @@ def _audit_checkpoints() -> int:
 
 def recovery_sweep(*, sweeper: str, force: bool = False) -> dict[str, int] | None:
     """Recovers lost task runs, stalled runs and lost wake-ups, re-sends lost webhook events and
-    deliveries, and signs an audit checkpoint when one is due. Returns None when skipped: another process holds the lock, or (unless `force`)
+    deliveries, signs an audit checkpoint when one is due and deletes outbox events past their
+    retention (ORCH_EVENT_RETENTION_DAYS). Returns None when skipped: another process holds the lock, or (unless `force`)
     a sweep finished less than an interval ago, so N agents still sweep once per interval."""
     with recovery_lock() as held:
         if not held or (not force and _ran_recently()):
@@ -82,5 +83,6 @@ def recovery_sweep(*, sweeper: str, force: bool = False) -> dict[str, int] | Non
             pass
         result["webhook_deliveries_resent"] = deliveries_sweep()
         result["audit_checkpoints"] = _audit_checkpoints()
+        result["events_pruned"] = events_prune()
         sweep_state_record(at=now_ms(), by=sweeper)
         return result

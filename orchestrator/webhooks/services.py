@@ -124,6 +124,35 @@ def _events_mark_dispatched(batch_size: int) -> int:
         return cursor.rowcount
 
 
+def events_prune(*, batch_size: int = 1000, max_batches: int = 20) -> int:
+    """Deletes outbox events older than ORCH_EVENT_RETENTION_DAYS (0 keeps them all), from the oldest,
+    in batches of `batch_size`, each its own short transaction (row locks on one batch, never a
+    table lock), at most `max_batches` per call: the recovery sweep calls it every interval, so a
+    large backlog drains over a few sweeps without one long transaction. Kept whatever their age:
+    events not dispatched yet (still to be delivered) and events with deliveries (the deliveries'
+    history refers to them). Events have no index on their time (each would cost every task run an
+    index entry); ids grow with time, so the walk follows the primary key and stops at the first
+    event inside the retention window. Returns how many were deleted."""
+    days = settings.EVENT_RETENTION_DAYS
+    if days <= 0:
+        return 0
+    cutoff = now_ms() - timedelta(days=days)
+    deleted, after = 0, 0
+    for _ in range(max_batches):
+        batch = list(
+            Event.objects.filter(id__gt=after).order_by("id").values_list("id", "occurred_at")[:batch_size]
+        )
+        old = [pk for pk, occurred_at in batch if occurred_at < cutoff]
+        if old:
+            with transaction.atomic():
+                gone = Event.objects.filter(pk__in=old, dispatched_at__isnull=False, deliveries__isnull=True)
+                deleted += gone.delete()[1].get(Event._meta.label, 0)
+        if len(old) < batch_size:  # reached the window (or the end)
+            break
+        after = batch[-1][0]
+    return deleted
+
+
 def deliveries_sweep() -> int:
     """Re-queues deliveries whose task was lost (broker restart) or whose worker died mid-attempt."""
     now = timezone.now()

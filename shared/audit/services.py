@@ -98,6 +98,77 @@ def _append_in_sql(event: AuditEventBase) -> None:
     event._state.adding, event._state.db = False, connection.alias  # stored, as save() would leave it
 
 
+class DeferredAppend:
+    """An append whose one changes value (`key`) only the caller's SQL knows: a value taken under a
+    lock in the same statement as the append (a case number). `call(value_sql)` is the append
+    function's call for that statement, with the value spliced into the stored changes and into the
+    hashed entry; `finish` takes the function's output row and checks the hash as `_append_in_sql`.
+
+    The value stands in the entry as a random token until the database replaces it, so it must be
+    text JSON writes unescaped (letters, digits, '-'); `finish` raises if the hashes disagree."""
+
+    def __init__(self, event: AuditEventBase, key: str) -> None:
+        self.event, self.key, self.token = event, key, f"deferred-{uuid.uuid4().hex}"
+        event.changes = {**event.changes, key: self.token}
+        self.entry = canonical_json({**entry_of(event), "timestamp": ""})
+        if not self.entry.endswith(_OPEN_TIMESTAMP) or self.entry.count(self.token) != 1:
+            raise RuntimeError("the deferred audit entry has no single place for its value")
+
+    def call(self, value_sql: str) -> tuple[str, dict[str, Any]]:
+        """The call (for `FROM` / `LATERAL`) and its named parameters (prefixed `audit_`)."""
+        model, event = type(self.event), self.event
+        params: dict[str, Any] = {
+            "audit_id": event.id, "audit_chain": event.chain, "audit_actor": event.actor,
+            "audit_action": event.action, "audit_resource": event.resource,
+            "audit_changes": json.dumps(event.changes), "audit_key": self.key,
+            "audit_entry": self.entry[: -len('"}')], "audit_token": self.token,
+        }  # fmt: skip
+        extra = ""
+        for column in model.APPEND_EXTRA_COLUMNS:
+            params[f"audit_x_{column}"] = getattr(event, column)
+            extra += f", %(audit_x_{column})s"
+        call = (
+            f"{model.APPEND_FUNCTION}(%(audit_id)s, %(audit_chain)s, %(audit_actor)s, %(audit_action)s,"
+            f" %(audit_resource)s,"
+            f" jsonb_set(%(audit_changes)s::jsonb, ARRAY[%(audit_key)s::text], to_jsonb(({value_sql})::text)),"
+            f" replace(%(audit_entry)s, %(audit_token)s, ({value_sql})::text){extra})"
+        )
+        return call, params
+
+    def finish(self, value: str, row: tuple[Any, ...]) -> AuditEventBase:
+        """`row`: the function's (sequence, timestamp, previous hash, hash); `value` what it spliced."""
+        event = self.event
+        event.changes = {**event.changes, self.key: value}
+        event.sequence, event.timestamp, event.previous_hash, event.hash = row
+        if event.hash != compute_hash(event.previous_hash, entry_of(event)):
+            raise RuntimeError(
+                f"{type(event).APPEND_FUNCTION} hashed event {event.id} differently from compute_hash"
+            )
+        event._state.adding, event._state.db = False, connection.alias
+        return event
+
+
+def audit_append_deferred(
+    *,
+    model: type[AuditEventBase],
+    chain: str,
+    actor: str,
+    action: str,
+    resource: str,
+    changes: dict[str, Any],
+    key: str,
+    **extra: Any,
+) -> DeferredAppend:
+    """A `DeferredAppend` (PostgreSQL, a model with an `APPEND_FUNCTION`): the caller runs its call."""
+    if not model.APPEND_FUNCTION or connection.vendor != "postgresql":
+        raise RuntimeError("a deferred audit append needs PostgreSQL and the model's append function")
+    event = model(
+        id=uuid.uuid4(), chain=chain, actor=actor, action=action, resource=resource,
+        changes=canonical_value(changes), **extra,
+    )  # fmt: skip
+    return DeferredAppend(event, key)
+
+
 def append_function_sql(table: str, extra_columns: dict[str, str]) -> tuple[str, str]:
     """PostgreSQL function `<table>_append(id, chain, actor, action, resource, changes, entry_head,
     <extra columns>)` returning the sequence, timestamp, previous hash and hash of the event it

@@ -11,7 +11,6 @@ from typing import Any
 import yaml
 
 from shared.api.errors import ApplicationError, ValidationFailed
-from shared.api.handler import to_application_error
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -117,6 +116,9 @@ def dump_documents(bodies: list[dict[str, Any]]) -> str:
 def located(exc: Exception, where: str) -> ApplicationError:
     """The error a document caused (a serializer's or a service's), of the same class and code,
     each field prefixed with the document it came from (`file.yaml#2:command`)."""
+    # Imported here: the `caseflow` command line reads folders with this module and no Django set up.
+    from shared.api.handler import to_application_error
+
     error = to_application_error(exc)
     if error is None:
         raise exc

@@ -218,6 +218,8 @@ LLM_RETRY_BASE_SECONDS = env.float("CASE_LLM_RETRY_BASE_SECONDS", default=1.0)
 LLM_RETRY_MAX_SECONDS = env.float("CASE_LLM_RETRY_MAX_SECONDS", default=60.0)
 WORKFLOW_AGENT_QUEUE = env.str("CASE_WORKFLOW_AGENT_QUEUE", default=CELERY_DEFAULT_QUEUE)
 WORKFLOW_SLA_SCAN_SECONDS = env.float("CASE_WORKFLOW_SLA_SCAN_SECONDS", default=60.0)
+# `timer` steps: how often the beat looks for timers whose time has come (they fire within it).
+WORKFLOW_TIMER_SCAN_SECONDS = env.float("CASE_WORKFLOW_TIMER_SCAN_SECONDS", default=15.0)
 # `dag` steps: the queue their calls to the orchestrator run on; how long a run may go without a
 # callback before the poll asks the orchestrator, and then how often; how far a callback's signed
 # timestamp may be from now (older or newer callbacks are refused).
@@ -236,6 +238,11 @@ CELERY_BEAT_SCHEDULE = {
     "llm-steps-sweep": {
         "task": "casemgmt.workflows.llm_steps_sweep",
         "schedule": WORKFLOW_SLA_SCAN_SECONDS,
+    },
+    # Timers fire within this many seconds of their time (at most 60).
+    "due-steps-sweep": {
+        "task": "casemgmt.workflows.due_steps_sweep",
+        "schedule": WORKFLOW_TIMER_SCAN_SECONDS,
     },
     "accounts-purge-expired-security-state": {
         "task": "casemgmt.accounts.purge_expired_security_state",
@@ -369,6 +376,9 @@ STORAGES: dict[str, dict[str, Any]] = {
 RESTORE_DATABASE_URL = env.str("CASE_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
+LANGUAGES = conf.LANGUAGES
+# Console and admin pages follow the signed-in user's stored language and zone (shared/web/i18n.py).
+USER_LOCALE = "casemgmt.accounts.selectors.locale_of"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -186,6 +186,9 @@ class TaskCompleteApi(APIView):
         row = services.task_complete(
             user=request.user, case_id=case_id, step_id=step_id, data=data["data"], outcome=data["outcome"]
         )
+        if (step_definition(row.case, row.step_id).get("routes") or {}).get(row.outcome):
+            # A rework route made the step pending again: the answer is this completion as done.
+            return Response(task_out(row, full=True))
         return _full(request.user, row)
 
 

@@ -19,7 +19,7 @@ from casemgmt.cases.models import Case
 from casemgmt.realtime.events import broadcast_on_commit
 from casemgmt.tenancy import rls
 from casemgmt.workflows.definitions import step_definition
-from casemgmt.workflows.engine import workflow_advance
+from casemgmt.workflows.engine import workflow_advance, workflow_reroute
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services import assignment
 from casemgmt.workflows.task_events import ASSIGNED, ESCALATED, SLA_BREACHED, task_notify
@@ -195,7 +195,8 @@ def task_complete(
     _require_not_held_by_other(row, user)
     if row.assigned_to_id is None and assignment.hold_problem(row, user):
         raise PermissionDenied("Only a user who may claim this task may complete it unclaimed.")
-    _check_completion(step_definition(case, row.step_id), data, outcome)
+    step = step_definition(case, row.step_id)
+    _check_completion(step, data, outcome)
     now = now_ms()
     if row.assigned_to_id is None:  # completing an unclaimed task makes the caller its assignee
         row.assigned_to, row.claimed_at = user, now
@@ -216,7 +217,12 @@ def task_complete(
         ]
     )
     task_audit(row, str(user.id), "task:completed", {"outcome": outcome, "data": data})
-    workflow_advance(case=case, actor=user)  # completion activates the next steps
+    route = (step.get("routes") or {}).get(outcome) if outcome else None
+    if route:  # rework: back to an earlier step, this completion kept in the history
+        # The answer shows this completion (the row itself is pending again, for the next round).
+        workflow_reroute(case=case, from_step=row.step_id, outcome=outcome or "", to_step=route, actor=user)
+    else:
+        workflow_advance(case=case, actor=user)  # completion activates the next steps
     return row
 
 

@@ -40,15 +40,24 @@ def locked_automated_step(step_pk: int) -> tuple[Case, CaseStep] | None:
 
 
 @transaction.atomic
-def step_succeed(*, step_pk: int, result: Any) -> bool:
-    """Stores the step's result (its `step_results` entry) and activates what follows."""
+def step_succeed(*, step_pk: int, result: Any, actor: Any = "system", audit: str | None = None) -> bool:
+    """Stores the step's result (its `step_results` entry) and activates what follows; `audit`
+    names an audit action to record the completion under (with the result)."""
     locked = locked_automated_step(step_pk)
     if locked is None:
         return False
     case, row = locked
     row.status, row.completed_at, row.error, row.result = CaseStep.COMPLETED, now_ms(), "", result
     row.save(update_fields=["status", "completed_at", "error", "result"])
-    workflow_advance(case=case, actor="system")
+    if audit:
+        record(
+            tenant_id=row.tenant_id,
+            actor="system",
+            action=audit,
+            resource=f"cases/{row.case_id}/steps/{row.step_id}",
+            changes={"result": result, "iteration": row.iteration},
+        )
+    workflow_advance(case=case, actor=actor)
     return True
 
 

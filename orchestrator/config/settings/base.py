@@ -157,6 +157,9 @@ if OIDC_ENABLED:
 # Agents and execution.
 AGENT_HEARTBEAT_SECONDS = env.int("ORCH_AGENT_HEARTBEAT_SECONDS", default=5)
 AGENT_STALE_SECONDS = env.int("ORCH_AGENT_STALE_SECONDS", default=30)
+# An agent silent this long (stopped or dead) is retired: no longer listed nor counted by
+# /api/status and /api/health, and its row is deleted by the recovery sweep.
+AGENT_RETIRE_SECONDS = env.int("ORCH_AGENT_RETIRE_SECONDS", default=600)
 # An agent whose worker stops on an error of its own restarts itself, once it had run this long.
 AGENT_RESTART_MIN_UPTIME_SECONDS = env.float("ORCH_AGENT_RESTART_MIN_UPTIME_SECONDS", default=10.0)
 TASK_LOG_MAX_BYTES = env.int("ORCH_TASK_LOG_MAX_BYTES", default=1024 * 1024)
@@ -212,6 +215,10 @@ SCHEDULER_IN_AGENTS = env.bool("ORCH_SCHEDULER_IN_AGENTS", default=True)
 SCHEDULER_MISFIRE_GRACE_SECONDS = env.float("ORCH_SCHEDULER_MISFIRE_GRACE_SECONDS", default=60.0)
 SCHEDULER_BATCH_SIZE = env.int("ORCH_SCHEDULER_BATCH_SIZE", default=100)
 
+# Outbox events (orch_events_event) older than this many days are deleted by the recovery sweep, in
+# batches (webhooks.services.events_prune); undelivered events and those with deliveries stay. 0 keeps all.
+EVENT_RETENTION_DAYS = env.int("ORCH_EVENT_RETENTION_DAYS", default=30)
+
 CELERY_BEAT_SCHEDULE = {
     "webhooks-sweep": {
         "task": "orchestrator.webhooks.webhooks_sweep",
@@ -229,6 +236,7 @@ CELERY_BEAT_SCHEDULE = {
 RESTORE_DATABASE_URL = env.str("ORCH_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
+LANGUAGES = conf.LANGUAGES
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -10,7 +10,7 @@ from django.templatetags.static import static
 from django.utils import formats, timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.translation import gettext, ngettext, pgettext_lazy
+from django.utils.translation import get_language, gettext, ngettext, pgettext_lazy
 
 register = template.Library()
 
@@ -104,3 +104,15 @@ def duration(value: float | int | timedelta | None) -> str:
 @register.simple_tag
 def current_zone() -> str:
     return timezone.get_current_timezone_name()
+
+
+# Languages that write nouns with a capital letter wherever they stand.
+_CAPITALISED_NOUNS = ("de",)
+
+
+@register.filter
+def in_sentence(term: object) -> str:
+    """A label ("Cases") as it reads inside a sentence: lower case in English ("No cases match."),
+    as written in German, which capitalises nouns ("Keine passenden Fälle.")."""
+    language = (get_language() or "en").split("-")[0]
+    return str(term) if language in _CAPITALISED_NOUNS else str(term).lower()

@@ -4,11 +4,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from casemgmt.audit.models import AuditEvent
 from casemgmt.audit.services import verify_tenant_chain
 from casemgmt.cases.models import Case
+from casemgmt.cases.services import case_create, case_type_create, case_update_data
 from tests.casemgmt.cases.conftest import VALID_DATA
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -74,3 +75,45 @@ def test_concurrent_registrations_of_one_key_get_distinct_versions(api, admin_us
 
     results = run_together(5, register)
     assert sorted(results) == [(201, v) for v in range(1, 6)]
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def test_concurrent_creates_of_two_types_with_rollbacks_and_updates_stay_gap_free_and_fork_free(
+    admin_user, case_type, make_case
+):
+    """Creates of two case types race with case updates (same tenant chain) and with creates that
+    roll back after their number and audit row were taken: each type's numbers are 1..n with no gap,
+    and the tenant's chain is one unbroken line (no two rows on one sequence, every link holds)."""
+    other = case_type_create(user=admin_user, key="permit", display_name="Permit", schema={"type": "object"})
+    target = make_case()  # IC-000001
+
+    def act(index):
+        kind = index % 4
+        if kind == 3:  # a create that fails after its number statement: the rollback gives it back
+            try:
+                with transaction.atomic():
+                    case_create(user=admin_user, case_type=case_type, data=dict(VALID_DATA))
+                    raise _RolledBack
+            except _RolledBack:
+                return None
+        if kind == 2:
+            case_update_data(
+                user=admin_user, case=target, patch={"description": f"w{index}"}, expected_version=None
+            )
+            return None
+        return case_create(
+            user=admin_user, case_type=case_type if kind == 0 else other, data=dict(VALID_DATA)
+        ).case_number
+
+    numbers = [n for n in run_together(16, act) if n]
+    assert sorted(n for n in numbers if n.startswith("IC-")) == [f"IC-{n:06d}" for n in range(2, 6)]
+    assert sorted(n for n in numbers if n.startswith("PER-")) == [f"PER-{n:06d}" for n in range(1, 5)]
+    sequences = list(
+        AuditEvent.objects.filter(chain=str(admin_user.tenant_id)).values_list("sequence", flat=True)
+    )
+    assert sorted(sequences) == list(range(1, len(sequences) + 1))
+    result = verify_tenant_chain(tenant_id=admin_user.tenant_id)
+    assert result.is_valid and result.entries_checked == len(sequences), result.errors

@@ -8,6 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from casemgmt.audit.models import AuditEvent
+from casemgmt.audit.services import verify_tenant_chain
+from casemgmt.cases.jsondata import search_text
 from casemgmt.cases.models import Case, CaseCounter
 from casemgmt.cases.services import case_create, case_type_create
 from tests.casemgmt.cases.conftest import VALID_DATA
@@ -137,20 +139,49 @@ def test_a_bad_workflow_version_is_reported_before_bad_data(api, creator, case_t
 
 
 def test_refused_creates_leave_no_gap_in_the_numbers(api, creator, case_type):
-    # The workflow check comes after the number is taken; its 400 rolls the counter back.
+    # Refused before the number is taken (the workflow check) or rolled back with it: no gap.
     assert create(api(creator), case_type, workflowVersionId=str(uuid.uuid4())).status_code == 400
     assert create(api(creator), case_type, data={"amount": -1}).status_code == 400
     assert create(api(creator), case_type).json()["caseNumber"] == "IC-000001"
 
 
-def test_create_is_three_statements(creator, case_type):
-    """Number (with workflow, tenant SLA and webhook configuration), case row, audit append: the
-    transaction's whole conversation with PostgreSQL besides BEGIN and COMMIT (savepoints aside,
-    which only the test's enclosing transaction causes)."""
+def test_create_is_two_statements_and_takes_the_number_last(creator, case_type):
+    """The reads (workflow, tenant SLA, webhook configuration) under no lock, then one statement that
+    takes the number, inserts the case and appends its audit row: the transaction's whole
+    conversation with PostgreSQL besides BEGIN and COMMIT (savepoints aside, which only the test's
+    enclosing transaction causes), so the counter and chain locks are held for one round trip."""
     with CaptureQueriesContext(connection) as queries:
         case_create(user=creator, case_type=case_type, data=dict(VALID_DATA))
     statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
-    assert len(statements) == 3, statements
+    assert len(statements) == 2, statements
+    assert "casecounter" not in statements[0] and "audit_auditevent_append" not in statements[0]
+    assert "casecounter" in statements[1] and "audit_auditevent_append" in statements[1]
+
+
+@pytest.mark.parametrize(
+    ("data", "display_name"),
+    [
+        ({**VALID_DATA, "description": ""}, None),  # named after the case type and its number
+        ({**VALID_DATA, "title": "  Hail on the roof  "}, None),  # named from the data
+        ({**VALID_DATA, "description": "x" * 250_000}, "Given name"),  # the search text capped
+    ],
+)
+def test_the_number_statement_stores_what_the_python_rules_give(creator, case_type, data, display_name):
+    """The case's name and search text are built in SQL with the number; they equal `search_text`'s
+    and the default name's Python rules (SQLite's path), and the audit row carries the number."""
+    case = case_create(user=creator, case_type=case_type, data=data, display_name=display_name)
+    stored = Case.objects.get(pk=case.pk)
+    expected_name = display_name or (data.get("title") or "").strip() or f"{case_type.display_name} IC-000001"
+    assert stored.case_number == case.case_number == "IC-000001"
+    assert stored.display_name == case.display_name == expected_name
+    assert (
+        stored.search_text
+        == case.search_text
+        == search_text(case_number="IC-000001", display_name=expected_name, data=data)
+    )
+    event = AuditEvent.objects.get(resource=f"cases/{case.id}", action="case:created")
+    assert event.changes["caseNumber"] == "IC-000001"
+    assert verify_tenant_chain(tenant_id=creator.member_tenant_id).is_valid
 
 
 def test_create_permissions(api, reader, case_type):

@@ -49,6 +49,13 @@ def step_out(step: CaseStep) -> dict[str, Any]:
     out["activatedAt"] = iso(step.activated_at)
     if step.completed_at is not None:
         out["completedAt"] = iso(step.completed_at)
+    out["iteration"] = step.iteration
+    if step.type == "timer" and step.fire_at is not None:
+        out["fireAt"] = iso(step.fire_at)
+    if step.message:
+        out["message"] = step.message
+    if step.child_case_id:
+        out["childCaseId"] = str(step.child_case_id)
     return out
 
 
@@ -56,10 +63,19 @@ def detail_from_model(case_id: str) -> dict[str, Any]:
     case = Case.objects.select_related("case_type", "workflow_version").get(id=case_id)
     body = case_out(case)
     workflow = case.workflow_version
+    parent = CaseStep.objects.filter(child_case=case).values_list("case_id", flat=True).first()
+    body["parentId"] = str(parent) if parent else None
+    body["children"] = [
+        {"id": str(s.child_case_id), "caseNumber": s.child_case.case_number, "status": s.child_case.status}
+        for s in CaseStep.objects.filter(case=case, child_case__isnull=False).order_by(
+            "child_case__created_at"
+        )
+    ]
     body["workflow"] = workflow and {
         "id": str(workflow.id),
         "version": workflow.version,
         "steps": [step_out(s) for s in CaseStep.objects.filter(case=case).order_by("position")],
+        "history": [],  # no rework route taken
     }
     return body
 

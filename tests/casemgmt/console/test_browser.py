@@ -17,6 +17,7 @@ from casemgmt.accounts.services import preferences_update
 from casemgmt.vault.models import Document
 from casemgmt.workflows.models import CaseStep
 from tests.casemgmt.conftest import PASSWORD
+from tests.casemgmt.workflows.conftest import Flow
 from tests.support import accessibility, browser
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -103,7 +104,7 @@ def test_log_in_claim_and_complete_a_task_after_a_validation_error(driver, waiti
     amount.send_keys("5")
     driver.find_element(By.ID, "f-approved").click()
     driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
-    shows(driver, "Review claim — completed")
+    shows(driver, "Review claim — Completed")
     _shot(driver, "console-case-after-completion.png")
     row = CaseStep.objects.get(case_id=waiting_case["id"], step_id="review")
     assert (row.status, row.assigned_to_id, row.result) == (
@@ -126,15 +127,108 @@ def test_a_case_change_made_elsewhere_arrives_live(driver, waiting_case, admin_u
     _shot(driver, "console-case-live-update.png")
     # The inbox too: a task that appears while it is open shows up without a reload.
     driver.find_element(By.LINK_TEXT, "Inbox").click()
+    until(driver, "return !!document.getElementById('inbox-live')", "the inbox to open")
     shows(driver, waiting_case["caseNumber"])
-    from tests.casemgmt.workflows.conftest import Flow
-
     flow = Flow(api, admin_user)
     flow.workflow([{"id": "inspect", "name": "Inspect site", "type": "task"}])
     live_socket_open(driver)
     flow.case({"amount": 4, "title": "Leaking roof"})
     shows(driver, "Inspect site")
     _shot(driver, "console-inbox-live-update.png")
+
+
+# Test instrumentation, installed in every document the browser loads (CDP): records the socket's
+# messages, can hold the page's htmx responses (XHR `load` handlers) and its live-ticket requests
+# (fetch) until the test releases them, so each race below is set up step by step, without sleeps.
+INSTRUMENT = """
+window.__live = {messages: [], holdResponses: false, heldResponses: [], heldTickets: []};
+(function () {
+  var NativeSocket = window.WebSocket;
+  window.WebSocket = function (url, protocols) {
+    var ws = new NativeSocket(url, protocols);
+    ws.addEventListener("message", function (e) { window.__live.messages.push(e.data); });
+    return ws;
+  };
+  window.WebSocket.prototype = NativeSocket.prototype;
+  var send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (body) {
+    var xhr = this, onload = this.onload;
+    if (window.__live.holdResponses && onload) {
+      this.onload = function () { window.__live.heldResponses.push(function () { onload.call(xhr); }); };
+    }
+    return send.call(this, body);
+  };
+  var nativeFetch = window.fetch;
+  window.fetch = function (resource, init) {
+    if (sessionStorage.getItem("hold-tickets") !== "yes") return nativeFetch.call(window, resource, init);
+    return new Promise(function (resolve, reject) {
+      window.__live.heldTickets.push(function () { nativeFetch.call(window, resource, init).then(resolve, reject); });
+    });
+  };
+})();
+"""
+
+
+@pytest.fixture
+def instrumented(driver):
+    added = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": INSTRUMENT})
+    yield driver
+    driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": added["identifier"]})
+    driver.execute_script("sessionStorage.clear()")
+
+
+def _messages(driver) -> int:
+    return driver.execute_script("return window.__live.messages.length")
+
+
+def test_no_live_update_is_lost_around_the_socket_opening_a_reload_or_a_navigation(
+    instrumented, waiting_case, admin_user, api
+):
+    """Issue #24: a case created while the inbox was being rendered, reloaded or navigated to
+    must still show up. Each race is pinned: the response that was read before the commit is held
+    until the commit's message has arrived (or, before the socket opened, could not arrive)."""
+    driver = instrumented
+    flow = Flow(api, admin_user)
+    flow.workflow([{"id": "inspect", "name": "Inspect site", "type": "task"}])
+    sign_in(driver, admin_user)
+    live_socket_open(driver)
+
+    # 1. Created between the page's render and the socket's subscription: nobody was subscribed,
+    # so the page reloads its regions once the socket opens.
+    driver.execute_script("sessionStorage.setItem('hold-tickets', 'yes')")
+    driver.get(driver.base + "/console/")
+    until(driver, "return window.__live.heldTickets.length === 1", "the ticket request to be held")
+    before_socket = flow.case({"amount": 4, "title": "Leaking roof"})
+    assert before_socket["caseNumber"] not in browser.text_of(driver, "main")
+    driver.execute_script("sessionStorage.removeItem('hold-tickets'); window.__live.heldTickets.pop()()")
+    live_socket_open(driver)
+    shows(driver, before_socket["caseNumber"])
+
+    # 2. Created while a reload of the inbox was in flight: that response was read before the
+    # commit, so the message asks for one more reload after it.
+    driver.execute_script("window.__live.holdResponses = true")
+    first = flow.case({"amount": 5, "title": "Cracked tile"})
+    until(driver, "return window.__live.heldResponses.length === 1", "the inbox reload to be held")
+    seen = _messages(driver)
+    during_reload = flow.case({"amount": 6, "title": "Blocked gutter"})
+    until(driver, f"return window.__live.messages.length > {seen}", "the second case's message")
+    driver.execute_script("window.__live.holdResponses = false; window.__live.heldResponses.pop()()")
+    shows(driver, first["caseNumber"])
+    shows(driver, during_reload["caseNumber"])
+
+    # 3. Created while a navigation to the inbox was in flight: the page arrives without it and
+    # no region was there to reload when its message came.
+    driver.find_element(By.LINK_TEXT, "Cases").click()
+    until(driver, "return !document.getElementById('inbox-live')", "the cases list to open")
+    driver.execute_script("window.__live.holdResponses = true")
+    driver.find_element(By.LINK_TEXT, "Inbox").click()
+    until(driver, "return window.__live.heldResponses.length === 1", "the inbox response to be held")
+    seen = _messages(driver)
+    during_navigation = flow.case({"amount": 7, "title": "Loose railing"})
+    until(driver, f"return window.__live.messages.length > {seen}", "the third case's message")
+    driver.execute_script("window.__live.holdResponses = false; window.__live.heldResponses.pop()()")
+    until(driver, "return !!document.getElementById('inbox-live')", "the inbox to open")
+    shows(driver, during_navigation["caseNumber"])
 
 
 def test_upload_a_document_and_see_it_listed(driver, waiting_case, admin_user, tmp_path):

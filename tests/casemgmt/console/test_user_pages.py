@@ -31,7 +31,7 @@ def test_dashboard_shows_the_case_figures_as_charts_and_tables(waiting_case, adm
     text = page.content.decode()
     charts = _chart_data(text)
     status = dict(zip(charts["status"]["labels"], charts["status"]["values"], strict=True))
-    assert status["active"] == 1
+    assert status["Active"] == 1  # the status in words, in the page's language
     assert sum(charts["type"]["values"]) == 1 and charts["ageing"]["values"] == [1]
     assert 'canvas data-chart="status"' in text and "chart-4.6.1.umd.min.js" in text
     assert 'id="chart-type-table"' in text
@@ -72,7 +72,7 @@ def test_preferences_are_saved_and_apply_to_every_page(waiting_case, admin_user)
         page = client.get(url).content.decode()
         assert '<html lang="de" data-scheme="dark" data-time-zone="Europe/Berlin">' in page, url
         assert "--color-bg: #000000;" in page and "--color-primary: #ffff00;" in page
-    assert "Preferences saved." in client.get("/console/preferences?saved=1").content.decode()
+    assert "Einstellungen gespeichert." in client.get("/console/preferences?saved=1").content.decode()
 
 
 def test_invalid_preferences_are_a_400_with_the_apis_messages(admin_user):
@@ -83,7 +83,7 @@ def test_invalid_preferences_are_a_400_with_the_apis_messages(admin_user):
     text = page.content.decode()
     for message in ("No theme named", "language tag", "Unknown time zone", "less than or equal to 100"):
         assert message in text, message
-    assert 'aria-invalid="true" aria-describedby="e-timezone"' in text
+    assert 'aria-describedby="h-timezone e-timezone" aria-invalid="true"' in text
     assert _stored(admin_user)["theme"] == "Light"
 
 

@@ -117,8 +117,12 @@ def test_live_ticket_checks_csrf(admin_user):
 def test_case_page_and_inbox_carry_their_live_regions(waiting_case, admin_user):
     client = signed_in(admin_user)
     case = client.get(f"/console/cases/{waiting_case['id']}").content.decode()
-    assert f'data-live="{waiting_case["id"]}"' in case and 'hx-trigger="live-refresh' in case
-    assert 'data-live="any"' in client.get("/console/").content.decode()
+    assert f'data-live="{waiting_case["id"]}"' in case
+    assert f'data-live-url="/console/cases/{waiting_case["id"]}"' in case
+    response = client.get("/console/?status=unclaimed")
+    inbox = response.content.decode()
+    assert 'data-live="any"' in inbox and 'data-live-url="/console/?status=unclaimed"' in inbox
+    assert "no-store" in response["Cache-Control"]  # a reload never gets a kept copy
     assert 'id="live"' in case and "/console/live/ticket" in case
 
 

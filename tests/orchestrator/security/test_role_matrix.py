@@ -34,6 +34,7 @@ ROUTES = [
     ("POST", "/api/runs/matrix-run/resume", "operator"),
     ("GET", "/api/tasks/matrix_task_0000abcd/logs", "viewer"),
     ("GET", "/api/agents", "viewer"),
+    ("POST", "/api/agents/matrix-agent@host/retire", "operator"),
     ("GET", "/api/queues", "viewer"),
     ("POST", "/api/queues/matrix-queue/purge", "admin"),
     ("GET", "/api/pools", "viewer"),

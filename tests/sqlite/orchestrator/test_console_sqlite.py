@@ -28,3 +28,22 @@ def test_pages_and_scheduling_on_sqlite():
         assert client.get(url).status_code == 200, url
     assert b">etl</a>" in client.get("/console/dags?filter=e*").content
     assert b">etl</a>" not in client.get("/console/dags?filter=x*").content
+
+
+def test_the_operator_pages_on_sqlite():
+    """Schedules (made from the form), the grid, bulk actions, the log download and preferences."""
+    put_task("extract", "echo $SOURCE", parameters={"SOURCE": "db"})
+    put_dag("etl", ["extract"])
+    admin = signed_in(user_create(username="adm", password=PASSWORD, role="admin"))
+    made = admin.post("/console/schedules/new", {"id": "hourly", "target": "dag:etl", "timing": "cron",
+                                                 "cron": "0 * * * *", "timezone": "Europe/Berlin"})  # fmt: skip
+    assert made.status_code == 302, made.content
+    assert admin.post("/console/dags/etl/schedule", {}).status_code == 302
+    run = Run.objects.get()
+    task_run = TaskRun.objects.get(run=run)
+    for url in ("/console/schedules", "/console/schedules/hourly", "/console/schedules/hourly/edit",
+                "/console/schedules/preview?cron=*/5+*+*+*+*&timezone=Asia/Tokyo", "/console/grid?dag_id=etl",
+                f"/console/task-runs/{task_run.id}/log.txt", "/console/preferences"):  # fmt: skip
+        assert admin.get(url).status_code == 200, url
+    done = admin.post("/console/runs/bulk", {"action": "cancel", "run": [run.run_id], "confirmed": "yes"})
+    assert done.status_code == 302 and Run.objects.get().status == "cancelled"

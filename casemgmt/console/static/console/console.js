@@ -7,12 +7,27 @@
   // While a signed-in page is open, one socket to /ws, opened with a one-use ticket from the
   // console (the socket never authenticates with the session cookie, and no token goes in its URL:
   // URLs end up in proxy logs). A ticket opens one socket only, so every reconnect asks for a new
-  // one. Each message names a case; every element
-  // marked data-live="<case id>" (or "any") gets a live-refresh event and reloads itself (hx-get).
+  // one. Each message names a case; every element marked data-live="<case id>" (or "any") is a
+  // live region: it reloads itself from data-live-url (the page's own URL, its part selected by id).
+  //
+  // Messages are hints to reload and are sent only after the change is committed; none may be lost
+  // between the page's render and its next reload, so:
+  // - a message that arrives while its region's reload is in flight asks for one more reload after
+  //   it (the response in flight may have been read before the change). htmx's own queueing cannot
+  //   do this: a request queued on an element is dropped once the element's outerHTML swap has
+  //   replaced it, so regions are reloaded from here, found by id each time;
+  // - when the socket opens (the first time, or again after a drop) every region reloads once: what
+  //   happened between the page's render and the subscription was sent to nobody;
+  // - a boosted navigation during which a message arrived, and a page restored from htmx's history
+  //   cache, reload their regions once too (the page was rendered before the change).
   var socket = null;
   var connecting = false;  // a ticket request is under way: one socket per window, not one per event
   var retryMs = 1000;
   var retryTimer = null;
+  var COALESCE_MS = 300;  // a burst of messages (one commit often sends several) becomes one reload
+  var regions = {};  // region id -> {timer, busy, again}
+  var received = 0;  // messages so far, to tell whether one arrived during a navigation
+  var receivedAtNavigation = null;
 
   function liveConfig() {
     return document.getElementById("live");
@@ -38,24 +53,60 @@
     return label + " " + type.replace(":", " ") + ", " + when;
   }
 
-  function dispatch(message) {
-    if (!message || !message.data || message.type === "pong") return;
-    var caseId = message.data.caseId;
-    var refreshed = false;
+  function regionState(id) {
+    return regions[id] || (regions[id] = { timer: null, busy: false, again: false });
+  }
+
+  function reload(id) {
+    var state = regionState(id);
+    if (state.busy) { state.again = true; return; }
+    var el = document.getElementById(id);
+    if (!el) { delete regions[id]; return; }  // the page changed meanwhile
+    state.busy = true;
+    var done = function () {
+      state.busy = false;
+      if (state.again) { state.again = false; scheduleReload(id); }
+    };
+    htmx.ajax("GET", el.getAttribute("data-live-url"), {
+      source: el, target: el, select: "#" + id, swap: "outerHTML"
+    }).then(done, done);
+  }
+
+  function scheduleReload(id) {
+    var state = regionState(id);
+    clearTimeout(state.timer);
+    state.timer = setTimeout(function () { state.timer = null; reload(id); }, COALESCE_MS);
+  }
+
+  // The regions a message about `caseId` concerns (every region when caseId is null).
+  function reloadRegions(caseId) {
+    var found = false;
     document.querySelectorAll("[data-live]").forEach(function (el) {
       var wanted = el.getAttribute("data-live");
-      if (wanted === "any" || wanted === caseId) {
-        htmx.trigger(el, "live-refresh");
-        refreshed = true;
+      if (el.id && (caseId === null || wanted === "any" || wanted === caseId)) {
+        scheduleReload(el.id);
+        found = true;
       }
     });
-    if (refreshed) announce(announcement(message.type));
+    return found;
+  }
+
+  function dispatch(message) {
+    if (!message || !message.data || message.type === "pong") return;
+    received += 1;
+    if (reloadRegions(message.data.caseId || "")) {
+      announce(announcement(message.type));
+    }
   }
 
   function open(ticket) {
     var scheme = location.protocol === "https:" ? "wss://" : "ws://";
     socket = new WebSocket(scheme + location.host + "/ws?ticket=" + encodeURIComponent(ticket));
-    socket.onopen = function () { retryMs = 1000; document.documentElement.dataset.live = "open"; };
+    socket.onopen = function () {
+      retryMs = 1000;
+      reloadRegions(null);
+      document.documentElement.dataset.live = "open";
+    };
     socket.onmessage = function (event) {
       try { dispatch(JSON.parse(event.data)); } catch (e) { /* not JSON: ignore */ }
     };
@@ -120,6 +171,15 @@
     });
   }
 
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (event.detail.boosted) receivedAtNavigation = received;
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (!event.detail.boosted) return;
+    if (receivedAtNavigation !== null && received !== receivedAtNavigation) reloadRegions(null);
+    receivedAtNavigation = null;
+  });
+  document.addEventListener("htmx:historyRestore", function () { reloadRegions(null); });
   document.addEventListener("htmx:load", function (event) { drawCharts(event.target); sync(); });
   document.addEventListener("DOMContentLoaded", function () { drawCharts(document); sync(); });
 })();

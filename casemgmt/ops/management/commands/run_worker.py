@@ -15,7 +15,7 @@ from celery import current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from shared.worker import broker_outage_options, run_supervised
+from shared.worker import POOLS, beat_in_thread, broker_outage_options, run_supervised
 
 
 class Command(BaseCommand):
@@ -28,6 +28,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--concurrency", type=int, default=int(os.environ.get("CASE_WORKER_CONCURRENCY", "2"))
         )
+        parser.add_argument(
+            "--pool", choices=POOLS, default="prefork",
+            help="prefork (default: a process per concurrency slot), or threads / solo in one process",
+        )  # fmt: skip
         parser.add_argument("--name", default="case-worker")
         parser.add_argument("--loglevel", default="INFO")
         parser.add_argument(
@@ -39,14 +43,14 @@ class Command(BaseCommand):
         # config in the app layers, so it does not import it).
         app = current_app._get_current_object()
         argv = [
-            "worker", "-Q", options["queues"], "-c", str(options["concurrency"]),
+            "worker", "-Q", options["queues"], "-c", str(options["concurrency"]), "-P", options["pool"],
             "-n", f"{options['name']}@{socket.gethostname()}", "-l", options["loglevel"],
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
-        if options["beat"]:
-            settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
-            argv += ["-B", "-s", str(settings.VAR_DIR / "beat-schedule")]
+        settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
         app.conf.update(broker_outage_options(dict(app.conf.broker_transport_options or {})))
+        if options["beat"]:  # a thread of this process, not a process of its own (shared.worker)
+            beat_in_thread(app, str(settings.VAR_DIR / "beat-schedule"))
         run_supervised(
             app, argv, label="case worker", min_uptime_seconds=settings.WORKER_RESTART_MIN_UPTIME_SECONDS
         )

@@ -23,7 +23,7 @@ from django.core.management.base import BaseCommand
 from orchestrator.agents.heartbeat import Heartbeat, parse_tags
 from orchestrator.schedules.loop import SchedulerLoop
 from orchestrator.system.sweeper import Sweeper
-from shared.worker import broker_outage_options, run_supervised
+from shared.worker import POOLS, beat_in_thread, broker_outage_options, run_supervised
 
 
 class Command(BaseCommand):
@@ -36,6 +36,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--concurrency", type=int, default=int(os.environ.get("ORCH_AGENT_CONCURRENCY", "2"))
         )
+        parser.add_argument(
+            "--pool", choices=POOLS, default="prefork",
+            help="prefork (default: a process per concurrency slot), or threads / solo in one process",
+        )  # fmt: skip
         parser.add_argument("--name", default=os.environ.get("ORCH_AGENT_NAME", "agent"))
         parser.add_argument("--tags", default=os.environ.get("ORCH_AGENT_TAGS", ""))
         parser.add_argument("--no-control", action="store_true", help="do not consume the control queue")
@@ -60,13 +64,14 @@ class Command(BaseCommand):
         os.environ["ORCH_AGENT_SESSION"] = session_id
         consumed = queues if options["no_control"] else [settings.CELERY_DEFAULT_QUEUE, *queues]
         argv = [
-            "worker", "-Q", ",".join(consumed), "-c", str(options["concurrency"]), "-n", nodename,
+            "worker", "-Q", ",".join(consumed), "-c", str(options["concurrency"]), "-P", options["pool"],
+            "-n", nodename,
             "-l", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
-        if options["beat"]:
-            settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
-            argv += ["-B", "-s", str(settings.VAR_DIR / "beat-schedule")]
         app.conf.update(broker_outage_options(dict(app.conf.broker_transport_options or {})))
+        if options["beat"]:  # a thread of this process, not a process of its own (shared.worker)
+            settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+            beat_in_thread(app, str(settings.VAR_DIR / "beat-schedule"))
         heartbeat = Heartbeat(
             agent_id=nodename, session_id=session_id, queues=queues, tags=parse_tags(options["tags"])
         )
