@@ -33,6 +33,7 @@ from casemgmt.cases.selectors import access_case, case_list, case_search, case_t
 from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
 from casemgmt.console.forms import attach_errors, form_data, form_fields, inbox_filters
+from casemgmt.console.teams_context import case_comments_context, tenant_people
 from casemgmt.tenancy import rls
 from casemgmt.vault import selectors as vault_selectors
 from casemgmt.vault import services as vault_services
@@ -142,6 +143,7 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
     context: dict[str, Any] = {
         "case_types": case_type_list(tenant_id=request.user.member_tenant_id, latest=True),
         "tasks": [],
+        "people": tenant_people(request.user),  # the bulk reassign's choices
     }
     try:
         filters = inbox_filters(request.GET)
@@ -222,6 +224,7 @@ def case_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     granted = request.user.get_permission_strings()
     context: dict[str, Any] = {"case": case, "steps": case_steps(case=case)}
+    context.update(case_comments_context(request.user, case))
     if has_all(granted, ["vault:read"]):
         context["documents"] = vault_selectors.document_list(case=case)
     context["can_upload"] = has_all(granted, ["vault:upload"])
