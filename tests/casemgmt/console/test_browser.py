@@ -346,3 +346,57 @@ def test_the_other_seeded_themes_keep_their_contrast(driver, waiting_case, admin
         shows(driver, text)
         accessible(driver, f"{path} in {theme}")
     _shot(driver, f"console-task-{theme.lower().replace(' ', '-')}.png")
+
+
+def test_bulk_release_reassign_out_of_office_and_a_comment_arriving_live(
+    driver, waiting_case, admin_user, api, make_user, tenant
+):
+    """Work distribution in one session: release a task and reassign two from the inbox's
+    selection, set out of office on the preferences page, and see another user's comment arrive
+    live on the case page."""
+    flow = Flow(api, admin_user)
+    flow.workflow([{"id": "inspect", "name": "Inspect site", "type": "task"}])
+    second = flow.case({"amount": 4, "title": "Leaking roof"})
+    target = make_user(tenant, permissions=["tasks:claim", "tasks:complete"], display_name="Tess Target")
+    assert api(admin_user).post(f"/tasks/{second['id']}/inspect/claim").status_code == 200
+    sign_in(driver, admin_user)
+    shows(driver, "Inspect site")
+    accessible(driver, "inbox with selection")
+    driver.find_element(By.CSS_SELECTOR, f"input[value='{second['id']}/inspect']").click()
+    Select(driver.find_element(By.ID, "bulk-action")).select_by_value("release")
+    driver.find_element(By.XPATH, "//form[@id='bulk-tasks']//button[.='Apply']").click()
+    shows(driver, "1 of 1 succeeded.")
+    assert CaseStep.objects.get(case_id=second["id"], step_id="inspect").assigned_to_id is None
+
+    driver.get(driver.base + "/console/")
+    shows(driver, "Inspect site")
+    for box in driver.find_elements(By.CSS_SELECTOR, "input[name=task]"):
+        box.click()
+    Select(driver.find_element(By.ID, "bulk-action")).select_by_value("reassign")
+    Select(driver.find_element(By.ID, "bulk-assign")).select_by_visible_text("Tess Target")
+    driver.find_element(By.XPATH, "//form[@id='bulk-tasks']//button[.='Apply']").click()
+    shows(driver, "2 of 2 succeeded.")
+    _shot(driver, "console-bulk-result.png")
+    assert CaseStep.objects.filter(assigned_to=target).count() == 2
+
+    driver.get(driver.base + "/console/preferences")
+    shows(driver, "Out of office")
+    driver.execute_script(
+        "document.getElementById('away-from').value = '2020-01-01T09:00';"
+        "document.getElementById('away-until').value = '2999-01-01T09:00';"
+    )
+    Select(driver.find_element(By.ID, "away-delegate")).select_by_visible_text("Tess Target")
+    driver.find_element(By.XPATH, "//main//button[.='Set out of office']").click()
+    shows(driver, "You are out of office now.")
+    accessible(driver, "preferences with out of office")
+
+    driver.get(driver.base + f"/console/cases/{waiting_case['id']}")
+    shows(driver, "No comments yet.")
+    live_socket_open(driver)
+    writer = make_user(tenant, permissions=["cases:read", "cases:update"])
+    posted = api(writer).post(
+        f"/cases/{waiting_case['id']}/comments", {"body": "Glazier booked"}, format="json"
+    )
+    assert posted.status_code == 201
+    shows(driver, "Glazier booked")
+    _shot(driver, "console-case-comment-live.png")
