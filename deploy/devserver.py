@@ -1,7 +1,7 @@
 """`make run`: both services on the embedded default (SQLite, filesystem broker), in the foreground.
 
 Starts the production processes of deploy/Procfile, with the commands read from it so the two
-cannot drift: the case web (uvicorn) on :8000, the orchestrator web (`shared.web.daphne`) on
+cannot drift: the case web (uvicorn) on :8000, the orchestrator web (uvicorn) on
 :3000, the case worker and an orchestrator agent, each with beat embedded for periodic jobs.
 `EMBEDDED` lists the only changes made to a Procfile command. Every output line is prefixed with
 its process name, and Ctrl-C stops everything.
@@ -24,9 +24,19 @@ PROCFILE = ROOT / "deploy" / "Procfile"
 PY = sys.executable
 CASE_PORT = os.environ.get("CASE_PORT", "8000")
 ORCH_PORT = os.environ.get("ORCH_PORT", "3000")
+# A development server listens on this machine only; RUN_HOST=0.0.0.0 opens it to the network.
+HOST = os.environ.get("RUN_HOST", "127.0.0.1")
+# The address links in emails (the welcome email's set-password link) point at: where this
+# `make run` serves, unless CASE_PUBLIC_BASE_URL says otherwise.
+PUBLIC_HOST = "localhost" if HOST in ("127.0.0.1", "0.0.0.0", "::", "::1") else HOST
+CASE_PUBLIC_BASE_URL = os.environ.get("CASE_PUBLIC_BASE_URL") or f"http://{PUBLIC_HOST}:{CASE_PORT}"
 
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
-CASE_ENV = dict(ENV, DJANGO_SETTINGS_MODULE=os.environ.get("CASE_SETTINGS", "casemgmt.config.settings.local"))
+CASE_ENV = dict(
+    ENV,
+    DJANGO_SETTINGS_MODULE=os.environ.get("CASE_SETTINGS", "casemgmt.config.settings.local"),
+    CASE_PUBLIC_BASE_URL=CASE_PUBLIC_BASE_URL,
+)
 ORCH_ENV = dict(
     ENV, DJANGO_SETTINGS_MODULE=os.environ.get("ORCH_SETTINGS", "orchestrator.config.settings.local")
 )
@@ -41,9 +51,9 @@ ORCH_ENV = dict(
 # memory"); their tasks wait on SQLite, the broker's files and commands, not on Python's CPU.
 CASE_QUEUES = "case.default,case.bulk"
 EMBEDDED: dict[str, tuple[dict[str, str], list[str]]] = {
-    "case-web": ({"--port": CASE_PORT, "--workers": "1"}, []),
+    "case-web": ({"--host": HOST, "--port": CASE_PORT, "--workers": "1"}, []),
     "case-worker": ({"--queues": CASE_QUEUES}, ["--beat", "--pool", "threads"]),
-    "orch-web": ({"--port": ORCH_PORT}, []),
+    "orch-web": ({"-b": HOST, "--port": ORCH_PORT}, []),
     "orch-agent": ({}, ["--beat", "--pool", "threads"]),
 }
 # Programs the Procfile names, run with this interpreter (`make run` needs no PATH set up).
@@ -84,7 +94,7 @@ def setup() -> None:
     for env, manage in ((CASE_ENV, "manage_case.py"), (ORCH_ENV, "manage_orch.py")):
         subprocess.run([PY, manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
     subprocess.run(
-        [PY, "manage_case.py", "ensure_demo_tenant", "--base-url", f"http://localhost:{CASE_PORT}"],
+        [PY, "manage_case.py", "ensure_demo_tenant", "--base-url", CASE_PUBLIC_BASE_URL],
         cwd=ROOT,
         env=CASE_ENV,
         check=True,
@@ -103,7 +113,7 @@ def setup() -> None:
         check=True,
     )
     print(
-        f"Console:       http://localhost:{CASE_PORT}/console/   (sign in with the case service login above)\n"
+        f"Console:       {CASE_PUBLIC_BASE_URL}/console/   (sign in with the case service login above)\n"
         f"Orchestrator:  http://localhost:{ORCH_PORT}/console/   (sign in with the orchestrator login above;\n"
         f"               its API is open in the embedded default: http://localhost:{ORCH_PORT}/api/status)\n"
     )

@@ -8,6 +8,8 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import Group
+from django.contrib.auth.password_validation import validate_password
+from django.utils.translation import gettext_lazy as _
 
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.services import (
@@ -104,6 +106,55 @@ class UserAdminForm(forms.ModelForm):
         return roles
 
 
+INVITE, INITIAL_PASSWORD = "invite", "password"
+
+
+class UserAddForm(UserAdminForm):
+    """Adding a person: either an invitation (the welcome email carries a one-time link to choose
+    a password) or an initial password the admin hands over (the email then only welcomes)."""
+
+    onboarding = forms.ChoiceField(
+        label=_("How they get in"),
+        choices=[
+            (INVITE, _("Invite by email: they choose their own password from the link")),
+            (INITIAL_PASSWORD, _("Set an initial password now")),
+        ],
+        initial=INVITE,
+        required=False,  # not chosen: an invitation
+        widget=forms.RadioSelect,
+    )
+    password1 = forms.CharField(
+        label=_("Initial password"),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text=_("Only with “Set an initial password”: at least 12 characters, not a common password."),
+    )
+    password2 = forms.CharField(
+        label=_("Initial password again"),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("onboarding") != INITIAL_PASSWORD:
+            return cleaned
+        first, second = cleaned.get("password1") or "", cleaned.get("password2") or ""
+        if not first:
+            self.add_error("password1", _("Enter the initial password, or choose to invite by email."))
+        elif first != second:
+            self.add_error("password2", _("The two passwords differ."))
+        else:
+            probe = User(email=cleaned.get("email") or "", display_name=cleaned.get("display_name") or "")
+            try:
+                validate_password(first, probe)
+            except forms.ValidationError as exc:
+                self.add_error("password1", exc)
+        return cleaned
+
+
 @admin.register(User)
 class UserAdmin(TenantScopedAdmin):
     api_permission = "admin:users"
@@ -125,6 +176,8 @@ class UserAdmin(TenantScopedAdmin):
     )
 
     def get_form(self, request: Any, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = UserAddForm
         form = super().get_form(request, obj, change=change, **kwargs)
         return type(form.__name__, (form,), {"request": request})
 
@@ -141,7 +194,10 @@ class UserAdmin(TenantScopedAdmin):
     def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
         if not change:
             obj.email = obj.email.strip().lower()
-            obj.set_unusable_password()  # set through the welcome link or POST /auth/password/set
+            if form.cleaned_data.get("onboarding") == INITIAL_PASSWORD:
+                obj.set_password(form.cleaned_data["password1"])
+            else:
+                obj.set_unusable_password()  # set through the welcome link or POST /auth/password/set
             super().save_model(request, obj, form, change)
             return
         # Active state, display name and out of office change through the services (audit, task

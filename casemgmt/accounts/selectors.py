@@ -81,6 +81,27 @@ def role_get(*, tenant_id: UUID, role_id: UUID) -> Role:
     return role
 
 
+def display_names(*, tenant_id: UUID, ids: Any) -> dict[str, str]:
+    """Principal id (as text) -> the name people know them by (display name, else email), for the
+    ids that are principals of the tenant; other actors (system, a connector) are left out."""
+    wanted = set()
+    for raw in ids:
+        try:
+            wanted.add(UUID(str(raw)))
+        except ValueError:
+            continue
+    rows = User.objects.filter(tenant_id=tenant_id, pk__in=wanted).values_list("id", "display_name", "email")
+    return {str(pk): name or email for pk, name, email in rows}
+
+
+def assignable_users(*, tenant_id: UUID, role: str = "") -> QuerySet[User]:
+    """Active human principals a task can go to (holders of `role`, when the task names one)."""
+    users = User.objects.filter(tenant_id=tenant_id, is_active=True, kind="human")
+    if role:
+        users = users.filter(roles__name=role)
+    return users.distinct().order_by("display_name", "email")
+
+
 # --- teams and out of office -------------------------------------------------------------------
 
 

@@ -334,7 +334,7 @@ def welcome_email_build(user: User) -> EmailMessage:
         f"An account was created for you at {organisation}.",
     ]
     if not user.has_usable_password():
-        link = f"{settings.PUBLIC_BASE_URL.rstrip('/')}/auth/password/set?token={password_set_token(user)}"
+        link = f"{settings.PUBLIC_BASE_URL.rstrip('/')}/console/password/set?token={password_set_token(user)}"
         lines += ["", "Choose your password with this one-time link:", link]
     lines += ["", f"You log in with {user.email}."]
     return EmailMessage(subject=f"Welcome to {organisation}", body="\n".join(lines), to=[user.email])

@@ -114,6 +114,16 @@ def case_step_out(step: selectors.StepRow) -> dict[str, Any]:
         out["message"] = step.message
     if step.child_case_id:
         out["childCaseId"] = step.child_case_id
+    # What the step produced (a task's form data, an agent's reply, a connector's response), and
+    # for a task its outcome and who completed it; absent until there is something to show.
+    if step.result is not None:
+        out["result"] = step.result
+    if step.outcome:
+        out["outcome"] = step.outcome
+    if step.completed_by:
+        out["completedBy"] = step.completed_by
+    if step.error:
+        out["error"] = step.error
     return out
 
 
@@ -128,6 +138,7 @@ def case_detail_out(detail: selectors.CaseDetail) -> dict[str, Any]:
             "id": str(workflow_id),
             "version": detail.workflow_version,
             "steps": [case_step_out(s) for s in detail.steps],
+            "stepResults": {s.step_id: s.result for s in detail.steps if s.status == "completed"},
             "history": detail.family.get("history", []),
         }
         if workflow_id is not None

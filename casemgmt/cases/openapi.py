@@ -54,6 +54,11 @@ class _StepOut(serializers.Serializer):
     message = serializers.CharField(required=False, help_text="wait steps: the message it waits for")
     childCaseId = serializers.UUIDField(required=False, help_text="case steps: the child case")
 
+    result = serializers.JSONField(required=False, help_text="The step's result, once it has one.")
+    outcome = serializers.CharField(required=False, help_text="A completed task's outcome, if it had one.")
+    completedBy = serializers.UUIDField(required=False, help_text="Who completed the task.")
+    error = serializers.CharField(required=False, help_text="Why the step failed.")
+
 
 class _StepRunOut(serializers.Serializer):
     stepId = serializers.CharField()
@@ -71,6 +76,10 @@ class _WorkflowOut(serializers.Serializer):
     id = serializers.UUIDField()
     version = serializers.IntegerField()
     steps = _StepOut(many=True)
+    stepResults = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="The results of the completed steps by step id (what templates and conditions read).",
+    )
     history = _StepRunOut(many=True, help_text="earlier runs of steps a rework route re-entered")
 
 

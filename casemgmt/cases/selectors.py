@@ -244,6 +244,10 @@ class StepRow(NamedTuple):
     fire_at: str | None = None  # a `timer` step's time
     message: str = ""  # a `wait` step's message name
     child_case_id: str | None = None  # a `case` step's child
+    result: Any = None
+    outcome: str = ""
+    completed_by: str | None = None
+    error: str = ""
 
 
 @dataclass
@@ -276,7 +280,8 @@ PG_CASE_DETAIL = f"""
 SELECT {_CASE_COLUMNS}, w.version,
   (SELECT json_agg(json_build_array(s.step_id, s.name, s.type, s.status, {_iso_sql("s.activated_at")},
                                     {_iso_sql("s.completed_at")}, s.iteration, {_iso_sql("s.fire_at")},
-                                    s.message, s.child_case_id) ORDER BY s.position)
+                                    s.message, s.child_case_id, s.result, s.outcome,
+                                    s.completed_by_id::text, s.error) ORDER BY s.position)
    FROM workflows_casestep s WHERE s.case_id = c.id AND c.workflow_version_id IS NOT NULL),
   (SELECT p.case_id FROM (SELECT s.case_id FROM workflows_casestep s WHERE s.child_case_id = c.id
                           UNION ALL
@@ -316,8 +321,8 @@ def case_detail(*, user: User, case_id: Any) -> CaseDetail:
     if row is None:
         raise NotFound("Case not found.")
     found = CaseRow._make(row[:16])._replace(data=_json(row[7]))
-    steps = [StepRow._make(s) for s in _json(row[17]) or ()]
-    return CaseDetail(found, row[16], steps, _family(row[18], _json(row[19]), _json(row[20])))
+    step_rows = [StepRow(*s) for s in _json(row[17]) or ()]
+    return CaseDetail(found, row[16], step_rows, _family(row[18], _json(row[19]), _json(row[20])))
 
 
 # The order of a history entry's columns in PG_CASE_DETAIL (as the workflows app's `family_of`).

@@ -27,6 +27,6 @@ urlpatterns = [
 ]
 
 handler400 = "shared.api.views.handler400"
-handler403 = "shared.api.views.handler403"
-handler404 = "shared.api.views.handler404"
-handler500 = "shared.api.views.handler500"
+handler403 = "casemgmt.console.errors.handler403"
+handler404 = "casemgmt.console.errors.handler404"
+handler500 = "casemgmt.console.errors.handler500"

@@ -94,4 +94,5 @@ def page_context(user: User | None) -> dict[str, Any]:
         "language": preferences["language"],
         "terms": _translated(terminology_of(tenant_id=tenant_id)),
         "can_dashboard": has_all(user.get_permission_strings(), ["cases:read", "reports:read"]),
+        "can_create_case": has_all(user.get_permission_strings(), ["cases:create"]),
     }

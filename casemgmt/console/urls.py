@@ -1,21 +1,31 @@
 from django.urls import path
 
-from casemgmt.console import team_views, user_views, views
+from casemgmt.console import case_views, onboarding_views, team_views, user_views, views
 
 app_name = "console"
 
 urlpatterns = [
     path("console/login", views.login_page, name="login"),
     path("console/logout", views.logout_page, name="logout"),
+    path("console/password/set", onboarding_views.password_set_page, name="password-set"),
     path("console/", views.inbox_page, name="inbox"),
     path("console/tasks/<uuid:case_id>/<str:step_id>", views.task_page, name="task"),
     path("console/tasks/<uuid:case_id>/<str:step_id>/claim", views.task_claim_page, name="task-claim"),
     path("console/tasks/<uuid:case_id>/<str:step_id>/draft", views.task_draft_page, name="task-draft"),
+    path(
+        "console/tasks/<uuid:case_id>/<str:step_id>/reassign", views.task_reassign_page, name="task-reassign"
+    ),
+    path(
+        "console/tasks/<uuid:case_id>/<str:step_id>/escalate", views.task_escalate_page, name="task-escalate"
+    ),
     path("console/live/ticket", views.live_ticket_page, name="live-ticket"),
     path("console/dashboard", user_views.dashboard_page, name="dashboard"),
     path("console/preferences", user_views.preferences_page, name="preferences"),
     path("console/cases", views.case_list_page, name="cases"),
+    path("console/cases/new", case_views.case_new_page, name="case-new"),
     path("console/cases/<uuid:case_id>", views.case_page, name="case"),
+    path("console/cases/<uuid:case_id>/close", case_views.case_close_page, name="case-close"),
+    path("console/cases/<uuid:case_id>/cancel", case_views.case_cancel_page, name="case-cancel"),
     path("console/tasks/bulk", team_views.tasks_bulk_page, name="tasks-bulk"),
     path("console/cases/bulk", team_views.cases_bulk_page, name="cases-bulk"),
     path("console/cases/<uuid:case_id>/comments", team_views.case_comment_page, name="case-comment"),

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods
 from casemgmt.accounts.apis import PreferencesApi
 from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.services import preferences_update
-from casemgmt.cases.selectors import case_dashboard
+from casemgmt.cases.selectors import case_dashboard, case_type_list
 from casemgmt.console.teams_context import out_of_office_context
 from casemgmt.console.views import ConsoleRequest, console_page, page
 from casemgmt.tenancy.selectors import theme_list
@@ -31,13 +31,18 @@ def _chart(axis: str, labels: list[Any], values: list[int]) -> dict[str, Any]:
 def dashboard_page(request: ConsoleRequest) -> HttpResponseBase:
     """The case dashboard's figures (as `GET /cases/dashboard`), drawn by Chart.js; each chart
     also has its numbers as a table for screen readers and for printing."""
-    dashboard = case_dashboard(tenant_id=request.user.member_tenant_id)
+    tenant_id = request.user.member_tenant_id
+    dashboard = case_dashboard(tenant_id=tenant_id)
     ages = dashboard.active_by_age_in_weeks
+    # The type chart's axis names case types as people know them, not by key.
+    type_names = dict(case_type_list(tenant_id=tenant_id, latest=True).values_list("key", "display_name"))
     charts = {
         "status": _chart(
             _("Status"), [status_label(s) for s in dashboard.by_status], list(dashboard.by_status.values())
         ),
-        "type": _chart(_("Type"), list(dashboard.by_type), list(dashboard.by_type.values())),
+        "type": _chart(
+            _("Type"), [type_names.get(k) or k for k in dashboard.by_type], list(dashboard.by_type.values())
+        ),
         "ageing": _chart(_("Age in weeks"), list(range(len(ages))), ages),
     }
     titles = {"status": _("By status"), "type": _("By type"), "ageing": _("Active, by age in weeks")}
@@ -45,7 +50,13 @@ def dashboard_page(request: ConsoleRequest) -> HttpResponseBase:
         (key, titles[key], {**chart, "rows": list(zip(chart["labels"], chart["values"], strict=True))})
         for key, chart in charts.items()
     ]
-    context = {"dashboard": dashboard, "charts": charts, "chart_list": chart_list}
+    # Resolution time and SLA compliance are about closed cases: with none, there is no figure.
+    context = {
+        "dashboard": dashboard,
+        "charts": charts,
+        "chart_list": chart_list,
+        "any_closed": bool(dashboard.by_status.get("closed")),
+    }
     return page(request, "console/dashboard.html", context)
 
 

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from uuid import UUID
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
@@ -20,19 +21,24 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from casemgmt.accounts.models import User
-from casemgmt.accounts.selectors import preferences_of
+from casemgmt.accounts.selectors import assignable_users, display_names, preferences_of
 from casemgmt.accounts.services import auth_login
 from casemgmt.audit import selectors as audit_selectors
 from casemgmt.audit import services as audit_services
 from casemgmt.cases.apis import CaseListCreateApi
+from casemgmt.cases.schema_words import human_errors
 from casemgmt.cases.selectors import access_case, case_list, case_search, case_type_list
+from casemgmt.cases.services import allowed_outcomes
+from casemgmt.console import details
 from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
-from casemgmt.console.forms import attach_errors, form_data, form_fields, inbox_filters
+from casemgmt.console.forms import FormField, attach_errors, form_data, form_fields, inbox_filters
+from casemgmt.console.paging import paged, paged_by
 from casemgmt.console.teams_context import case_comments_context, tenant_people
 from casemgmt.tenancy import rls
 from casemgmt.vault import selectors as vault_selectors
@@ -152,7 +158,8 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
         parsed = TaskInboxApi.FilterSerializer(data=filters.params)
         parsed.is_valid(raise_exception=True)
         tasks = task_inbox(user=request.user, case_type=filters.case_type, **parsed.validated_data)
-        context["tasks"] = tasks[:per_page]
+        context["pager"] = pager = paged(request.GET, tasks.select_related("assigned_to"), per_page)
+        context["tasks"] = pager.items
     except errors.ValidationFailed as exc:  # a bad filter: the form again, with the message
         context.update(filters=request.GET, filter_error=exc.message)
         return page(request, "console/inbox.html", context, status=400)
@@ -162,26 +169,48 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
 @console_page("tasks:claim")
 @require_POST
 def task_claim_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
-    inbox_services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
+    row = inbox_services.task_claim(user=request.user, case_id=case_id, step_id=step_id)
+    messages.success(request, _("You hold “%(task)s” now.") % {"task": row.name})
     return redirect("console:task", case_id=case_id, step_id=step_id)
+
+
+def _can(request: ConsoleRequest, permission: str) -> bool:
+    return has_all(request.user.get_permission_strings(), [permission])
+
+
+def _task_context(request: ConsoleRequest, row: Any, fields: list[FormField]) -> dict[str, Any]:
+    """The task, its form, and beside it the case's data and documents."""
+    step = step_definition(row.case, row.step_id)
+    context: dict[str, Any] = {
+        "task": row,
+        "fields": fields,
+        "outcomes": step.get("outcomes") or [],
+        "can_complete": _can(request, "tasks:complete"),
+        "can_claim": _can(request, "tasks:claim"),
+        "case_data": details.labelled(row.case.case_type.schema, row.case.data),
+        "holder": display_names(tenant_id=row.tenant_id, ids=[row.assigned_to_id]).get(
+            str(row.assigned_to_id), ""
+        )
+        if row.assigned_to_id
+        else "",
+    }
+    if context["can_complete"] and row.status == "active":  # reassign and escalate need tasks:complete
+        context["assignees"] = assignable_users(tenant_id=row.tenant_id, role=row.role)
+    if _can(request, "vault:read"):
+        context["documents"] = vault_selectors.document_list(case=row.case)[:20]
+    return context
 
 
 @console_page()
 @require_http_methods(["GET", "POST"])
 def task_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
     row = task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
-    step = step_definition(row.case, row.step_id)
-    fields = form_fields(step.get("formSchema") or {"type": "object"}, row.result or row.draft or {})
-    context: dict[str, Any] = {
-        "task": row,
-        "fields": fields,
-        "outcomes": step.get("outcomes") or [],
-        "can_complete": has_all(request.user.get_permission_strings(), ["tasks:complete"]),
-    }
+    schema = step_definition(row.case, row.step_id).get("formSchema") or {"type": "object"}
+    fields = form_fields(schema, row.result or row.draft or {})
     if request.method == "GET":
-        return page(request, "console/task.html", context)
-    if not has_all(request.user.get_permission_strings(), ["tasks:complete"]):
-        raise errors.PermissionDenied("Requires permission tasks:complete.")
+        return page(request, "console/task.html", _task_context(request, row, fields))
+    if not _can(request, "tasks:complete"):
+        raise errors.PermissionDenied(_("Requires permission tasks:complete."))
     data = form_data(fields, request.POST)
     try:
         inbox_services.task_complete(
@@ -192,12 +221,69 @@ def task_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpRespo
             outcome=request.POST.get("outcome") or None,
         )
     except errors.ValidationFailed as exc:
-        fields = form_fields(step.get("formSchema") or {"type": "object"}, data)
-        context.update(
-            fields=fields, form_errors=attach_errors(fields, exc.errors or [{"error": exc.message}])
-        )
+        fields = form_fields(schema, data)
+        context = _task_context(request, row, fields)
+        context["form_errors"] = attach_errors(fields, _in_words(schema, data, exc))
+        context["chosen_outcome"] = request.POST.get("outcome", "")
         return page(request, "console/task.html", context, status=400)
+    messages.success(request, _("“%(task)s” completed.") % {"task": row.name})
     return redirect("console:case", case_id=case_id)
+
+
+def _in_words(
+    schema: dict[str, Any], data: dict[str, Any], exc: errors.ValidationFailed
+) -> list[dict[str, str]]:
+    """The service's refusal with its schema errors said in words (the same checks, run again
+    for their structure); its other errors (an outcome, a state) as the service gave them."""
+    worded = human_errors(schema, data)
+    others = [e for e in (exc.errors or []) if not str(e.get("field", "")).startswith("data")]
+    if not exc.errors:
+        others = [{"field": "", "error": exc.message}]
+    elif not worded:  # not schema errors after all: keep the service's own
+        return list(exc.errors)
+    return worded + [{"field": e.get("field", ""), "error": _field_error(e)} for e in others]
+
+
+def _field_error(error: dict[str, str]) -> str:
+    if error.get("field") == "outcome":
+        return _("Outcome %(error)s") % {"error": error["error"]}
+    return error["error"]
+
+
+@console_page("tasks:complete")
+@require_POST
+def task_reassign_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
+    row = inbox_services.task_reassign(
+        user=request.user, case_id=case_id, step_id=step_id, assign_to=_uuid(request.POST.get("assignTo"))
+    )
+    name = display_names(tenant_id=row.tenant_id, ids=[row.assigned_to_id]).get(str(row.assigned_to_id))
+    messages.success(request, _("“%(task)s” is now with %(name)s.") % {"task": row.name, "name": name})
+    return redirect("console:task", case_id=case_id, step_id=step_id)
+
+
+@console_page("tasks:complete")
+@require_POST
+def task_escalate_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
+    reason = request.POST.get("reason", "").strip()[:2000]
+    if not reason:
+        raise errors.ValidationFailed(_("Give a reason to escalate."), field="reason")
+    target = request.POST.get("escalateTo") or None
+    row = inbox_services.task_escalate(
+        user=request.user,
+        case_id=case_id,
+        step_id=step_id,
+        reason=reason,
+        escalate_to=_uuid(target) if target else None,
+    )
+    messages.success(request, _("“%(task)s” escalated.") % {"task": row.name})
+    return redirect("console:task", case_id=case_id, step_id=step_id)
+
+
+def _uuid(raw: str | None) -> UUID:
+    try:
+        return UUID(str(raw))
+    except ValueError:
+        raise errors.ValidationFailed(_("Choose a person from the list."), field="assignTo") from None
 
 
 def _case_filters(request: ConsoleRequest) -> dict[str, Any]:
@@ -209,27 +295,58 @@ def _case_filters(request: ConsoleRequest) -> dict[str, Any]:
 @console_page("cases:read")
 def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     q = request.GET.get("q", "").strip()
+    per_page = preferences_of(request.user)["itemsPerPage"]
+    tenant_id = request.user.member_tenant_id
+    can_create = _can(request, "cases:create")
     if q:
-        hits, _, _ = case_search(tenant_id=request.user.member_tenant_id, q=q, page=Page(limit=50, offset=0))
-        return page(request, "console/cases.html", {"q": q, "hits": hits})
+
+        def search(window: Page) -> tuple[list[Any], int]:
+            hits, total, _more = case_search(tenant_id=tenant_id, q=q, page=window)
+            return hits, total
+
+        pager = paged_by(request.GET, search, per_page)
+        return page(
+            request,
+            "console/cases.html",
+            {"q": q, "hits": pager.items, "pager": pager, "can_create": can_create},
+        )
+    pager = paged(request.GET, case_list(user=request.user, **_case_filters(request)), per_page)
     return page(
         request,
         "console/cases.html",
-        {"q": "", "cases": case_list(user=request.user, **_case_filters(request))[:50]},
+        {"q": "", "cases": pager.items, "pager": pager, "can_create": can_create},
     )
 
 
 @console_page("cases:read")
 def case_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
-    granted = request.user.get_permission_strings()
-    context: dict[str, Any] = {"case": case, "steps": case_steps(case=case)}
-    context.update(case_comments_context(request.user, case))
-    if has_all(granted, ["vault:read"]):
-        context["documents"] = vault_selectors.document_list(case=case)
-    context["can_upload"] = has_all(granted, ["vault:upload"])
-    if has_all(granted, ["audit:read"]):
-        context["events"] = audit_selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id)[:200]
+    per_page = preferences_of(request.user)["itemsPerPage"]
+    steps = list(case_steps(case=case).select_related("assigned_to"))
+    context: dict[str, Any] = {
+        "case": case,
+        "steps": details.step_views(case, steps),
+        "graph": details.workflow_graph(case, steps),
+        "case_data": details.labelled(case.case_type.schema, case.data),
+        "ready_to_close": details.ready_to_close(case, steps),
+        "can_finish": _can(request, "cases:update") and case.status == "active",
+        "outcomes": allowed_outcomes(case) or [],
+        **case_comments_context(request.user, case),
+    }
+    if _can(request, "vault:read"):
+        context["documents"] = paged(
+            request.GET, vault_selectors.document_list(case=case), per_page, param="docs"
+        )
+    context["can_upload"] = _can(request, "vault:upload")
+    if _can(request, "audit:read"):
+        events = paged(
+            request.GET,
+            audit_selectors.case_event_list(tenant_id=case.tenant_id, case_id=case.id),
+            per_page,
+            param="events",
+        )
+        context["events"] = events
+        context["event_rows"] = details.event_views(case.tenant_id, list(events.items))
     return page(request, "console/case.html", context)
 
 
@@ -265,7 +382,10 @@ def _document_upload(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase
     case = access_case(user=request.user, case_id=case_id)
     description = request.POST.get("description", "")[:2000]
     upload = require_upload(request.FILES)
-    vault_services.document_upload(user=request.user, upload=upload, case=case, description=description)
+    document = vault_services.document_upload(
+        user=request.user, upload=upload, case=case, description=description
+    )
+    messages.success(request, _("“%(file)s” uploaded.") % {"file": document.filename})
     return redirect("console:case", case_id=case.id)
 
 

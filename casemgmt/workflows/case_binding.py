@@ -96,6 +96,10 @@ def steps_of(case: Case) -> list[tuple[Any, ...]]:
             iso(s.fire_at),
             s.message,
             str(s.child_case_id) if s.child_case_id else None,
+            s.result,
+            s.outcome,
+            str(s.completed_by_id) if s.completed_by_id else None,
+            s.error,
         )
         for s in steps
     ]

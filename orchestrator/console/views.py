@@ -25,7 +25,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 from orchestrator.agents import selectors as agent_selectors
 from orchestrator.agents import services as agent_services
 from orchestrator.console import forms, gantt, grid, preferences
-from orchestrator.console.graph import Node, layout
 from orchestrator.definitions import selectors as definition_selectors
 from orchestrator.definitions.apis import DagListApi, TaskListApi
 from orchestrator.definitions.models import Context, Dag, ParameterSet, TaskDefinition
@@ -40,6 +39,7 @@ from shared.api import errors
 from shared.api.handler import field_errors
 from shared.api.pagination import get_page
 from shared.api.problems import Problems
+from shared.web.graph import Node, layout
 
 View = Callable[..., HttpResponseBase]
 PAGE_SIZE = 25

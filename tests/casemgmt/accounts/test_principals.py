@@ -63,7 +63,7 @@ def test_welcome_email_carries_a_working_one_time_link(admin_api, api):
     assert len(mail.outbox) == 1
     message = mail.outbox[0]
     assert message.to == [email]
-    link = next(line for line in message.body.splitlines() if "/auth/password/set?token=" in line)
+    link = next(line for line in message.body.splitlines() if "/console/password/set?token=" in line)
     token = link.split("token=", 1)[1]
     anon = api(None)
     assert (

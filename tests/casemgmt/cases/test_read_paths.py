@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from casemgmt.accounts.models import User
 from casemgmt.cases import selectors
 from casemgmt.cases.apis import case_list_item_out, case_out
 from casemgmt.cases.models import Case
@@ -56,6 +57,12 @@ def step_out(step: CaseStep) -> dict[str, Any]:
         out["message"] = step.message
     if step.child_case_id:
         out["childCaseId"] = str(step.child_case_id)
+    if step.result is not None:
+        out["result"] = step.result
+    if step.outcome:
+        out["outcome"] = step.outcome
+    if step.completed_by_id:
+        out["completedBy"] = str(step.completed_by_id)
     return out
 
 
@@ -76,6 +83,9 @@ def detail_from_model(case_id: str) -> dict[str, Any]:
         "version": workflow.version,
         "steps": [step_out(s) for s in CaseStep.objects.filter(case=case).order_by("position")],
         "history": [],  # no rework route taken
+        "stepResults": {
+            s.step_id: s.result for s in CaseStep.objects.filter(case=case, status=CaseStep.COMPLETED)
+        },
     }
     return body
 
@@ -83,7 +93,12 @@ def detail_from_model(case_id: str) -> dict[str, Any]:
 def add_steps(case_id: str, tenant) -> None:
     """The first step completed at an instant with sub-millisecond digits, a second one active."""
     CaseStep.objects.filter(case_id=case_id, step_id="review").update(
-        status=CaseStep.COMPLETED, activated_at=AN_INSTANT - timedelta(hours=1), completed_at=AN_INSTANT
+        status=CaseStep.COMPLETED,
+        activated_at=AN_INSTANT - timedelta(hours=1),
+        completed_at=AN_INSTANT,
+        result={"approved": True, "note": "ünïcode ✓", "amounts": [1, 2.5]},
+        outcome="approve",
+        completed_by=User.objects.filter(tenant=tenant).first(),
     )
     CaseStep.objects.create(
         tenant=tenant, case_id=case_id, step_id="approve", name="Approve", type="task", position=1,
@@ -102,6 +117,9 @@ def test_a_case_with_a_workflow_reads_as_its_model_shows_it(api, admin_user, ten
     assert response.json() == detail_from_model(created["id"])
     steps = response.json()["workflow"]["steps"]
     assert steps[0]["completedAt"] == "2026-11-26T23:59:59.999Z" and "completedAt" not in steps[1]
+    assert steps[0]["result"] == {"approved": True, "note": "ünïcode ✓", "amounts": [1, 2.5]}
+    assert steps[0]["outcome"] == "approve" and "result" not in steps[1] and "outcome" not in steps[1]
+    assert response.json()["workflow"]["stepResults"] == {"review": steps[0]["result"]}
     assert response.json()["slaDeadline"] == "2026-11-26T23:59:59.999Z"
     assert response["ETag"] == f'"{created["version"]}"'
 

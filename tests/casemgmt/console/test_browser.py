@@ -95,7 +95,7 @@ def test_log_in_claim_and_complete_a_task_after_a_validation_error(driver, waiti
     shows(driver, TASK_FORM)
     driver.find_element(By.ID, "f-amount").send_keys("0")
     driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
-    shows(driver, "0 is less than the minimum of 1")
+    shows(driver, "Amount must be at least 1")
     assert driver.find_element(By.ID, "f-amount").get_attribute("aria-invalid") == "true"
     accessible(driver, "task with a validation error")
     _shot(driver, "console-task-validation-error.png")
@@ -346,6 +346,162 @@ def test_the_other_seeded_themes_keep_their_contrast(driver, waiting_case, admin
         shows(driver, text)
         accessible(driver, f"{path} in {theme}")
     _shot(driver, f"console-task-{theme.lower().replace(' ', '-')}.png")
+
+
+NEW_PASSWORD = "a-long-and-unusual-passphrase-77"
+
+
+def _both_widths(driver, name: str) -> None:
+    """Screenshots at the desktop width and at a phone's (375 px), which must not scroll sideways."""
+    _shot(driver, f"{name}-1280.png")
+    driver.set_window_size(375, 800)
+    fits = "return document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    assert driver.execute_script(fits), f"{name} scrolls sideways at a phone's width"
+    _shot(driver, f"{name}-375.png")
+    driver.set_window_size(1280, 1000)
+
+
+def _sign_in_as(driver, email: str, password: str) -> None:
+    driver.delete_all_cookies()
+    driver.get(driver.base + "/console/login")
+    shows(driver, "Sign in")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
+    until(driver, "return !!document.getElementById('live')", "signing in")
+
+
+def _invite(driver, settings, admin_user) -> str:
+    """The admin adds Nora in the Django admin; her welcome email goes out through SMTP (a real
+    local server) and its link, on the public base URL, is returned."""
+    from casemgmt.accounts.models import User
+    from casemgmt.accounts.tasks import send_welcome_email
+    from tests.support.smtp import smtp_sink
+
+    sign_in(driver, admin_user)
+    driver.get(driver.base + "/admin/accounts/user/add/")
+    driver.find_element(By.ID, "id_email").send_keys("nora@acme.test")
+    driver.find_element(By.ID, "id_display_name").send_keys("Nora Newcomer")
+    Select(driver.find_element(By.ID, "id_roles_from")).select_by_visible_text("Case Worker")
+    driver.find_element(By.ID, "id_roles_add").click()
+    assert driver.find_element(By.ID, "id_onboarding_0").is_selected()  # "Invite by email" by default
+    driver.find_element(By.NAME, "_save").click()
+    WebDriverWait(driver, 20).until(lambda d: User.objects.filter(email="nora@acme.test").exists())
+    nora = User.objects.get(email="nora@acme.test")
+    with smtp_sink() as (inbox, port):
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
+        settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+        settings.PUBLIC_BASE_URL = driver.base
+        send_welcome_email.apply(args=[str(nora.id)])
+        WebDriverWait(driver, 20).until(lambda d: inbox.to("nora@acme.test"))
+        body = inbox.to("nora@acme.test")[0].get_payload(decode=True).decode()
+    return next(line.strip() for line in body.splitlines() if "/console/password/set?token=" in line)
+
+
+def _start_case(driver, key: str) -> str:
+    """The new-case form from the case type's schema: refused in words first, then started."""
+    driver.find_element(By.LINK_TEXT, "New Case").click()
+    shows(driver, "Continue")
+    Select(driver.find_element(By.ID, "new-type")).select_by_value(key)
+    driver.find_element(By.XPATH, "//main//button[.='Continue']").click()
+    shows(driver, "Amount claimed (required)")
+    driver.find_element(By.ID, "f-amount_claimed").send_keys("12.5")
+    driver.find_element(By.ID, "f-due_from").send_keys("12312026")  # the date picker's keyboard entry
+    driver.find_element(By.XPATH, "//main//button[starts-with(., 'Start')]").click()
+    shows(driver, "Amount claimed must be a whole number")
+    shows(driver, "Full name is required")
+    accessible(driver, "new case with errors")
+    _both_widths(driver, "console-new-case-errors")
+    amount = driver.find_element(By.ID, "f-amount_claimed")
+    amount.clear()
+    amount.send_keys("1200")
+    driver.find_element(By.ID, "f-claimant-name").send_keys("Ada Lovelace")
+    Select(driver.find_element(By.ID, "f-channel")).select_by_value("phone")
+    driver.find_element(By.ID, "f-tags").send_keys("windscreen\nurgent")
+    driver.find_element(By.XPATH, "//main//button[starts-with(., 'Start')]").click()
+    shows(driver, "started.")
+    return driver.current_url.rsplit("/", 1)[1]
+
+
+def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
+    driver, admin_user, api, settings
+):
+    from casemgmt.accounts.models import User
+    from casemgmt.cases.models import Case
+    from tests.casemgmt.console.test_case_pages import claim_type
+
+    key = claim_type(api, admin_user, outcomes=["paid", "rejected"])
+    link = _invite(driver, settings, admin_user)
+    assert link.startswith(driver.base + "/console/password/set?token=")
+    # Nora follows the link (signed out), chooses her password and lands in her inbox.
+    driver.delete_all_cookies()
+    driver.get(link)
+    shows(driver, "Choose your password")
+    accessible(driver, "set password")
+    _both_widths(driver, "console-set-password")
+    driver.find_element(By.ID, "new-password").send_keys(NEW_PASSWORD)
+    driver.find_element(By.ID, "confirm-password").send_keys(NEW_PASSWORD)
+    driver.find_element(By.XPATH, "//main//button[starts-with(., 'Set password')]").click()
+    shows(driver, "Your password is set. Welcome!")
+    assert driver.current_url == driver.base + "/console/"
+    nora = User.objects.get(email="nora@acme.test")
+    # The admin starts a case from the generated form, claims its task and hands it to Nora.
+    driver.delete_all_cookies()
+    sign_in(driver, admin_user)
+    case_id = _start_case(driver, key)
+    accessible(driver, "case page, just started")
+    driver.find_element(By.LINK_TEXT, "open task").click()
+    shows(driver, "Case data")
+    driver.find_element(By.CSS_SELECTOR, "main [data-shortcut='c']").click()
+    shows(driver, "You hold “Review claim” now.")
+    accessible(driver, "task, claimed")
+    _both_widths(driver, "console-task-claimed")
+    Select(driver.find_element(By.ID, "reassign-to")).select_by_value(str(nora.id))
+    driver.find_element(By.XPATH, "//main//button[.='Reassign']").click()
+    shows(driver, "“Review claim” is now with Nora Newcomer.")
+    # Nora completes it and closes the case with its outcome.
+    _sign_in_as(driver, nora.email, NEW_PASSWORD)
+    shows(driver, "Review claim")
+    driver.find_element(By.LINK_TEXT, "Review claim").click()
+    shows(driver, "Approved amount (required)")
+    driver.find_element(By.ID, "f-approved_amount").send_keys("1100")
+    driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
+    shows(driver, "“Review claim” completed.")
+    shows(driver, "ready to close")
+    Select(driver.find_element(By.ID, "close-outcome")).select_by_value("paid")
+    driver.find_element(By.ID, "close-reason").send_keys("Paid by transfer")
+    driver.find_element(By.XPATH, "//main//button[starts-with(., 'Close')]").click()
+    shows(driver, "closed.")
+    shows(driver, "outcome: paid")
+    node = driver.find_element(By.CSS_SELECTOR, "svg.dag [data-node='review']")
+    assert node.get_attribute("data-status") == "completed"
+    assert Case.objects.get(pk=case_id).outcome == "paid"
+    accessible(driver, "case page, closed")
+    _both_widths(driver, "console-case-closed")
+    # Sixty tasks in the inbox, 25 a page: page through them (and j / c from the keyboard).
+    from tests.casemgmt.workflows.conftest import Flow
+
+    flow = Flow(api, admin_user)
+    flow.workflow([{"id": "triage", "name": "Triage intake", "type": "task"}])
+    for n in range(60):
+        flow.case({"amount": n + 1, "title": f"Intake {n + 1}"})
+    driver.delete_all_cookies()
+    sign_in(driver, admin_user)
+    shows(driver, "1–25 of 60")
+    accessible(driver, "inbox, first page")
+    _both_widths(driver, "console-inbox-paged")
+    driver.find_element(By.CSS_SELECTOR, "main a[rel=next]").click()
+    shows(driver, "26–50 of 60")
+    driver.find_element(By.CSS_SELECTOR, "main a[rel=next]").click()
+    shows(driver, "51–60 of 60")
+    assert not driver.find_elements(By.CSS_SELECTOR, "main a[rel=next]")
+    claim = driver.find_element(By.CSS_SELECTOR, "main [data-shortcut='c']")
+    assert claim.get_attribute("aria-label").startswith("Claim Triage intake for case ")
+    driver.find_element(By.TAG_NAME, "body").send_keys("j")
+    until(driver, "return !!document.activeElement.closest('tr[data-row]')", "j to reach the first row")
+    driver.switch_to.active_element.send_keys("c")
+    shows(driver, "You hold “Triage intake” now.")
 
 
 def test_bulk_release_reassign_out_of_office_and_a_comment_arriving_live(

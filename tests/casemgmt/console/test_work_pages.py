@@ -43,7 +43,10 @@ def test_inbox_filters_by_holder_case_type_and_due_day(waiting_case, admin_user,
 
 def test_a_bad_inbox_filter_is_a_400_with_the_form(admin_user, waiting_case):
     client = signed_in(admin_user)
-    for query, message in (("dueBy=tomorrow", "dueBy must be a date"), ("status=lost", "status must be")):
+    for query, message in (
+        ("dueBy=tomorrow", "Due by must be a date (YYYY-MM-DD)"),
+        ("status=lost", "status must be"),
+    ):
         page = client.get(f"/console/?{query}")
         assert page.status_code == 400
         assert message in page.content.decode() and 'id="filter-status"' in page.content.decode()
@@ -142,5 +145,9 @@ def test_inbox_shows_the_users_items_per_page(waiting_case, admin_user, api):
     for n in range(3):
         flow.case({"amount": n + 1})
     preferences_update(user=admin_user, changes={"itemsPerPage": 2})
-    page = signed_in(admin_user).get("/console/").content.decode()
-    assert page.count("Claim <span") == 2
+    client = signed_in(admin_user)
+    page = client.get("/console/").content.decode()
+    assert page.count('data-shortcut="c"') == 2
+    assert "1–2 of 4" in page and 'href="?page=2"' in page
+    second = client.get("/console/?page=2").content.decode()
+    assert second.count('data-shortcut="c"') == 2 and "3–4 of 4" in second and 'href="?page=1"' in second

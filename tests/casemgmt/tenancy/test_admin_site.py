@@ -129,4 +129,4 @@ def test_user_added_in_admin_is_audited_and_welcomed(
     from casemgmt.accounts.tasks import send_welcome_email
 
     send_welcome_email.apply(args=[str(added.id)])
-    assert "/auth/password/set?token=" in mail.outbox[0].body
+    assert "/console/password/set?token=" in mail.outbox[0].body

@@ -164,6 +164,18 @@ def test_an_invalid_file_applies_nothing_and_names_the_file_and_field(folder):
     assert "broken.yaml:dependencies: unknown task(s): ghost" in str(raised.value)
     assert not TaskDefinition.objects.exists() and audit_count() == 0
 
+    # YAML that means more than JSON: aliases (unbounded expansion), dates.
+    (folder / "broken.yaml").write_text("kind: task\nid: a\ncommand: &c 'true'\ndescription: *c\n")
+    with pytest.raises(
+        CommandError, match=r"broken.yaml: not valid YAML \(aliases \(\*name\) are not allowed"
+    ):
+        sync(folder)
+    (folder / "broken.yaml").write_text("kind: task\nid: a\ncommand: 'true'\ndescription: 2026-01-01\n")
+    sync(folder, "--dry-run")  # a date is the text the API reads
+    (folder / "broken.yaml").write_text("kind: task\nid: a\ncommand: 'true'\ndescription: !!binary aGk=\n")
+    with pytest.raises(CommandError, match=r"broken.yaml: only JSON values"):
+        sync(folder)
+
     (folder / "broken.yaml").write_text("kind: widget\nid: x\n")
     with pytest.raises(CommandError, match=r"broken.yaml:kind: kind must be one of pool, context"):
         sync(folder)

@@ -180,6 +180,47 @@
     receivedAtNavigation = null;
   });
   document.addEventListener("htmx:historyRestore", function () { reloadRegions(null); });
+
+  // --- keyboard shortcuts (listed on the page, in #shortcuts) ----------------------------------
+  // j / k move between the inbox's rows (focus goes to the row's task link, so Enter opens it),
+  // c claims (the focused row's task in the inbox, this task on a task page), e goes to the first
+  // field of the form, ? shows the list. Never while typing in a field or with a modifier key.
+  function typing(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  }
+
+  function moveRow(step) {
+    var rows = Array.prototype.slice.call(document.querySelectorAll("tr[data-row]"));
+    if (!rows.length) return;
+    var current = rows.findIndex(function (row) { return row.contains(document.activeElement); });
+    var next = rows[Math.max(0, Math.min(rows.length - 1, current < 0 ? 0 : current + step))];
+    var link = next.querySelector("a");
+    if (link) link.focus();
+  }
+
+  function claim() {
+    var row = document.activeElement && document.activeElement.closest ? document.activeElement.closest("tr[data-row]") : null;
+    var button = (row || document).querySelector("[data-shortcut='c']");
+    if (button) button.click();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    var help = document.getElementById("shortcuts");
+    if (!help) return;  // pages without shortcuts
+    if (event.key === "j") moveRow(1);
+    else if (event.key === "k") moveRow(-1);
+    else if (event.key === "c") claim();
+    else if (event.key === "e") {
+      var first = document.querySelector("#task-form input:not([type=hidden]), #task-form select, #task-form textarea");
+      if (first) first.focus();
+    } else if (event.key === "?") {
+      help.open = !help.open;
+      if (help.open) help.querySelector("summary").focus();
+    } else return;
+    event.preventDefault();
+  });
+
   document.addEventListener("htmx:load", function (event) { drawCharts(event.target); sync(); });
   document.addEventListener("DOMContentLoaded", function () { drawCharts(document); sync(); });
 })();

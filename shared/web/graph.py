@@ -1,4 +1,5 @@
-"""A DAG laid out in layers for an SVG drawing, left to right (a Sugiyama-style layout).
+"""A DAG laid out in layers for an SVG drawing, left to right (a Sugiyama-style layout); the
+orchestrator draws runs with it and the case console a case's workflow.
 
 Each node's layer is its longest path from a root, so every edge points right; within a layer,
 nodes are ordered by the mean position of their neighbours in the layer before (then after), a few
@@ -24,6 +25,8 @@ class Node:
     label: str
     status: str
     href: str = ""
+    status_label: str = ""  # the status in the reader's language (default: `status`)
+    kind: str = ""  # what the node is (a step's type: task, agent, connector, timer …), shown under its label
     layer: int = 0
     x: int = 0
     y: int = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from orchestrator.console.graph import NODE_HEIGHT, NODE_WIDTH, Node, layout
+from shared.web.graph import NODE_HEIGHT, NODE_WIDTH, Node, layout
 
 
 def graph(edges: dict[str, list[str]]) -> dict[str, Node]:
