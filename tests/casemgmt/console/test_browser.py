@@ -504,6 +504,17 @@ def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
     shows(driver, "You hold “Triage intake” now.")
 
 
+def bulk_submit(driver, action: str, rows: str) -> None:
+    """Selects the inbox rows matching `rows` and submits the bulk form in one script: the inbox's
+    live region may reload (and replace its checkboxes) at any moment between two WebDriver calls."""
+    Select(driver.find_element(By.ID, "bulk-action")).select_by_value(action)
+    driver.execute_script(
+        "document.querySelectorAll(arguments[0]).forEach(function (box) { box.checked = true; });"
+        "document.querySelector('#bulk-tasks button[type=submit]').click();",
+        rows,
+    )
+
+
 def test_bulk_release_reassign_out_of_office_and_a_comment_arriving_live(
     driver, waiting_case, admin_user, api, make_user, tenant
 ):
@@ -518,19 +529,16 @@ def test_bulk_release_reassign_out_of_office_and_a_comment_arriving_live(
     sign_in(driver, admin_user)
     shows(driver, "Inspect site")
     accessible(driver, "inbox with selection")
-    driver.find_element(By.CSS_SELECTOR, f"input[value='{second['id']}/inspect']").click()
-    Select(driver.find_element(By.ID, "bulk-action")).select_by_value("release")
-    driver.find_element(By.XPATH, "//form[@id='bulk-tasks']//button[.='Apply']").click()
+    live_socket_open(driver)
+    bulk_submit(driver, "release", f"input[value='{second['id']}/inspect']")
     shows(driver, "1 of 1 succeeded.")
     assert CaseStep.objects.get(case_id=second["id"], step_id="inspect").assigned_to_id is None
 
     driver.get(driver.base + "/console/")
     shows(driver, "Inspect site")
-    for box in driver.find_elements(By.CSS_SELECTOR, "input[name=task]"):
-        box.click()
-    Select(driver.find_element(By.ID, "bulk-action")).select_by_value("reassign")
+    live_socket_open(driver)
     Select(driver.find_element(By.ID, "bulk-assign")).select_by_visible_text("Tess Target")
-    driver.find_element(By.XPATH, "//form[@id='bulk-tasks']//button[.='Apply']").click()
+    bulk_submit(driver, "reassign", "input[name=task]")
     shows(driver, "2 of 2 succeeded.")
     _shot(driver, "console-bulk-result.png")
     assert CaseStep.objects.filter(assigned_to=target).count() == 2
