@@ -24,8 +24,9 @@ PROCFILE = ROOT / "deploy" / "Procfile"
 PY = sys.executable
 CASE_PORT = os.environ.get("CASE_PORT", "8000")
 ORCH_PORT = os.environ.get("ORCH_PORT", "3000")
-# A development server listens on this machine only; RUN_HOST=0.0.0.0 opens it to the network.
-HOST = os.environ.get("RUN_HOST", "127.0.0.1")
+# A development server listens on this machine only; CASE_HOST / ORCH_HOST=0.0.0.0 open it to the network.
+HOST = os.environ.get("CASE_HOST", "127.0.0.1")
+ORCH_HOST = os.environ.get("ORCH_HOST", "127.0.0.1")
 # The address links in emails (the welcome email's set-password link) point at: where this
 # `make run` serves, unless CASE_PUBLIC_BASE_URL says otherwise.
 PUBLIC_HOST = "localhost" if HOST in ("127.0.0.1", "0.0.0.0", "::", "::1") else HOST
@@ -53,7 +54,7 @@ CASE_QUEUES = "case.default,case.bulk"
 EMBEDDED: dict[str, tuple[dict[str, str], list[str]]] = {
     "case-web": ({"--host": HOST, "--port": CASE_PORT, "--workers": "1"}, []),
     "case-worker": ({"--queues": CASE_QUEUES}, ["--beat", "--pool", "threads"]),
-    "orch-web": ({"-b": HOST, "--port": ORCH_PORT}, []),
+    "orch-web": ({"--host": ORCH_HOST, "--port": ORCH_PORT}, []),
     "orch-agent": ({}, ["--beat", "--pool", "threads"]),
 }
 # Programs the Procfile names, run with this interpreter (`make run` needs no PATH set up).

@@ -155,6 +155,7 @@ def test_an_invalid_file_applies_nothing_and_names_the_file_and_field(folder):
         sync(folder)
     assert "broken.yaml:command: must be a string" in str(raised.value)
     assert "broken.yaml:queue: must be a string" in str(raised.value)
+    assert raised.value.returncode == 1  # a conflict would be 3
     assert not TaskDefinition.objects.exists() and audit_count() == 0
 
     # A reference only the service can check (a task depending on one nobody defines).
