@@ -39,6 +39,7 @@ from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
 from casemgmt.console.forms import FormField, attach_errors, form_data, form_fields, inbox_filters
 from casemgmt.console.paging import paged, paged_by
+from casemgmt.console.teams_context import case_comments_context, tenant_people
 from casemgmt.tenancy import rls
 from casemgmt.vault import selectors as vault_selectors
 from casemgmt.vault import services as vault_services
@@ -148,6 +149,7 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
     context: dict[str, Any] = {
         "case_types": case_type_list(tenant_id=request.user.member_tenant_id, latest=True),
         "tasks": [],
+        "people": tenant_people(request.user),  # the bulk reassign's choices
     }
     try:
         filters = inbox_filters(request.GET)
@@ -332,6 +334,7 @@ def case_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
         "ready_to_close": details.ready_to_close(case, steps),
         "can_finish": _can(request, "cases:update") and case.status == "active",
         "outcomes": allowed_outcomes(case) or [],
+        **case_comments_context(request.user, case),
     }
     if _can(request, "vault:read"):
         context["documents"] = paged(

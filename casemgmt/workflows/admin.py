@@ -15,9 +15,17 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
-from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
+from casemgmt.accounts.models import Team, TeamMembership, User
+from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, TenantScopedAdmin
 from casemgmt.workflows.definitions import publish_errors, step_shape_errors
 from casemgmt.workflows.models import CaseStep, Workflow
+from casemgmt.workflows.services.teams import (
+    team_create,
+    team_delete,
+    team_member_add,
+    team_member_remove,
+    team_update,
+)
 from casemgmt.workflows.services.workflows import workflow_publish, workflow_update, workflow_withdraw
 from shared.api.errors import ApplicationError
 
@@ -145,3 +153,74 @@ class CaseStepAdmin(ReadOnlyTenantAdmin):
     @admin.display(description="case", ordering="case__case_number")
     def case_number(self, obj: CaseStep) -> str:
         return obj.case.case_number
+
+
+class TeamMembershipInline(admin.TabularInline):
+    """Members are added and removed through the services (audited `team:member_added|removed`)."""
+
+    model = TeamMembership
+    fields = ("user", "lead")
+    extra = 1
+
+    def _may(self, request: Any, obj: Any = None) -> bool:
+        # Tenant admins hold no Django model permissions: the team page's own rule (admin:users) decides.
+        return TeamAdmin(Team, self.admin_site).has_change_permission(request, obj)
+
+    def has_view_permission(self, request: Any, obj: Any = None) -> bool:
+        return self._may(request, obj)
+
+    has_add_permission = has_change_permission = has_delete_permission = has_view_permission
+
+    def formfield_for_foreignkey(self, db_field: Any, request: Any, **kwargs: Any) -> Any:
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = User.objects.filter(tenant_id=request.user.tenant_id, is_active=True)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+@admin.register(Team)
+class TeamAdmin(TenantScopedAdmin):
+    api_permission = "admin:users"
+    list_display = ("name", "description", "member_count", "created_at")
+    search_fields = ("name",)
+    inlines = (TeamMembershipInline,)
+
+    @admin.display(description="Members")
+    def member_count(self, obj: Team) -> int:
+        return obj.memberships.count()
+
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        try:
+            if change:
+                stored = Team.objects.get(pk=obj.pk)
+                name, description = obj.name, obj.description
+                obj.name, obj.description = stored.name, stored.description
+                team_update(actor=request.user, team=obj, name=name, description=description)
+            else:
+                created = team_create(actor=request.user, name=obj.name, description=obj.description)
+                obj.pk, obj.tenant_id, obj.created_at, obj._state.adding = (
+                    created.pk,
+                    created.tenant_id,
+                    created.created_at,
+                    False,
+                )
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+
+    def save_formset(self, request: Any, form: Any, formset: Any, change: bool) -> None:
+        team = Team.objects.get(pk=form.instance.pk)
+        changed = formset.save(commit=False)  # rows are written by the services below, not here
+        try:
+            for removed in formset.deleted_objects:
+                team_member_remove(actor=request.user, team=team, user_id=removed.user_id)
+            for membership in changed:
+                team_member_add(
+                    actor=request.user, team=team, user_id=membership.user_id, lead=membership.lead
+                )
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+
+    def delete_model(self, request: Any, obj: Any) -> None:
+        try:
+            team_delete(actor=request.user, team=obj)
+        except ApplicationError as exc:
+            messages.error(request, exc.message)

@@ -10,6 +10,7 @@ from django.db.models import F, Q, QuerySet
 
 from casemgmt.accounts.selectors import team_ids_of
 from casemgmt.cases.models import Case
+from casemgmt.cases.selectors import team_access_q
 from casemgmt.workflows.models import CaseStep, StepRun, Workflow
 from shared.api.errors import NotFound
 
@@ -122,7 +123,9 @@ def task_inbox(
     due strictly between `due_after` and `due_before`; `sort_by` is a key of `INBOX_SORTS`. The
     console also narrows by case type key. `team` keeps the tasks whose candidate team it is;
     `candidate="me"` the open tasks the caller may claim."""
-    tasks = CaseStep.objects.filter(tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES)
+    tasks = CaseStep.objects.filter(
+        team_access_q(user, "case__"), tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES
+    )
     if case_type:
         tasks = tasks.filter(case__case_type__key=case_type)
     tasks = tasks.filter(_visible_to(user))
@@ -153,6 +156,7 @@ def task_get(*, user: User, case_id: Any, step_id: str) -> CaseStep:
     row = (
         CaseStep.objects.select_related("case__case_type", "case__workflow_version", "candidate_team")
         .filter(
+            team_access_q(user, "case__"),
             tenant_id=user.member_tenant_id,
             case_id=case_id,
             step_id=step_id,
