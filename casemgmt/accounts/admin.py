@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
@@ -14,6 +14,8 @@ from django.utils.translation import gettext_lazy as _
 from casemgmt.accounts.models import KNOWN_PERMISSIONS, Role, User
 from casemgmt.accounts.services import (
     grantable_by,
+    out_of_office_clear,
+    out_of_office_set,
     principal_created_in_admin,
     principal_disable,
     principal_enable,
@@ -22,6 +24,7 @@ from casemgmt.accounts.services import (
     role_set_permissions,
 )
 from casemgmt.tenancy.admin import TenantScopedAdmin
+from shared.api import errors
 from shared.auth.permissions import is_valid_permission
 
 # Access is granted by tenant roles (`Role`), never by Django's groups: nothing here to manage.
@@ -197,12 +200,24 @@ class UserAdmin(TenantScopedAdmin):
                 obj.set_unusable_password()  # set through the welcome link or POST /auth/password/set
             super().save_model(request, obj, form, change)
             return
-        # Active state and display name change through the services (audit, task release); the
-        # rest of the row is saved as edited.
+        # Active state, display name and out of office change through the services (audit, task
+        # release, delegate checks); the rest of the row is saved as edited.
         stored = User.objects.get(pk=obj.pk)
         active, display_name = obj.is_active, obj.display_name
+        away = (obj.away_from, obj.away_until, obj.away_delegate_id)
         obj.is_active, obj.display_name = stored.is_active, stored.display_name
+        obj.away_from, obj.away_until, obj.away_delegate_id = (
+            stored.away_from,
+            stored.away_until,
+            stored.away_delegate_id,
+        )
         super().save_model(request, obj, form, change)
+        if obj.tenant_id is not None and away != (
+            stored.away_from,
+            stored.away_until,
+            stored.away_delegate_id,
+        ):
+            self._save_out_of_office(request, obj, away)
         if obj.tenant_id is None:
             # Platform operators have no tenant audit chain and hold no tasks.
             User.objects.filter(pk=obj.pk).update(is_active=active, display_name=display_name)
@@ -212,6 +227,23 @@ class UserAdmin(TenantScopedAdmin):
             if active != stored.is_active:
                 (principal_enable if active else principal_disable)(user=obj, actor=request.user)
         obj.refresh_from_db()
+
+    def _save_out_of_office(self, request: Any, obj: User, away: tuple[Any, Any, Any]) -> None:
+        starts, until, delegate_id = away
+        try:
+            if starts is None or until is None:
+                out_of_office_clear(user=obj, actor=request.user)
+            else:
+                out_of_office_set(
+                    user=obj, actor=request.user, starts=starts, until=until, delegate_to=delegate_id
+                )
+        except errors.ApplicationError as exc:
+            messages.error(request, exc.message)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: Any, **kwargs: Any) -> Any:
+        if db_field.name == "away_delegate" and not request.user.is_superuser:
+            kwargs["queryset"] = User.objects.filter(tenant_id=request.user.tenant_id, is_active=True)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def save_related(self, request: Any, form: Any, formsets: Any, change: bool) -> None:
         if change and form.instance.tenant_id is not None and "roles" in form.cleaned_data:

@@ -544,8 +544,8 @@ class CaseCommentListCreateApi(APIView):
 
     @extend_schema(responses={201: OpenApiTypes.OBJECT})
     def post(self, request: AuthenticatedRequest, case_id: uuid.UUID) -> Response:
+        case = selectors.access_case(user=request.user, case_id=case_id)  # 404 before any 400
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        case = selectors.access_case(user=request.user, case_id=case_id)
         comment = comments.comment_add(user=request.user, case=case, body=body.validated_data["body"])
         return Response(comment_out(comment), status=201)

@@ -86,11 +86,27 @@ def case_type_latest(*, tenant_id: Any, key: str) -> CaseType:
 # --- cases ------------------------------------------------------------------------------------
 
 
+def team_access_q(user: User, prefix: str = "") -> Q:
+    """accessTeams where the database cannot apply it: PostgreSQL's `team_access` policy hides a
+    restricted case from non-members on every read; SQLite (`make run`) has no row-level security,
+    so the detail, the case list, the inbox and a task read apply this filter instead (nothing on
+    PostgreSQL). `prefix` leads from the queried model to the case (`case__` for steps)."""
+    if connection.vendor == "postgresql":
+        return Q()
+    teams = user.rls_teams
+    if teams == "*":
+        return Q()
+    visible = Q(**{f"{prefix}access_teams": ""})
+    for team_id in filter(None, teams.split(",")):
+        visible |= Q(**{f"{prefix}access_teams__contains": team_id})
+    return visible
+
+
 def access_case(*, user: User, case_id: Any) -> Case:
     """The case if it belongs to the caller's tenant; otherwise 404 (existence is never leaked)."""
     case = (
         Case.objects.select_related("case_type", "workflow_version")
-        .filter(tenant_id=user.member_tenant_id, id=case_id)
+        .filter(team_access_q(user), tenant_id=user.member_tenant_id, id=case_id)
         .first()
     )
     if case is None:
@@ -129,7 +145,9 @@ def case_list(
 
 
 def _case_list(user: User, f: CaseFilters) -> QuerySet[Case]:
-    cases = Case.objects.filter(tenant_id=user.member_tenant_id).select_related("case_type")
+    cases = Case.objects.filter(team_access_q(user), tenant_id=user.member_tenant_id).select_related(
+        "case_type"
+    )
     if f.case_type_id:
         cases = cases.filter(case_type_id=f.case_type_id)
     if f.status:
@@ -734,4 +752,8 @@ def _dashboard_of(tally: _Tally, ages: dict[int, int]) -> Dashboard:
 
 def case_access_teams(case_id: str) -> str | None:
     """A case's access teams as stored ("" = open to the tenant), or None when there is no such case."""
-    return Case.objects.filter(pk=case_id).values_list("access_teams", flat=True).first()
+    try:
+        key = UUID(case_id)
+    except ValueError:
+        return None  # not a case id: a message about no case hides nothing
+    return Case.objects.filter(pk=key).values_list("access_teams", flat=True).first()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from casemgmt.console import case_views, onboarding_views, user_views, views
+from casemgmt.console import case_views, onboarding_views, team_views, user_views, views
 
 app_name = "console"
 
@@ -26,6 +26,10 @@ urlpatterns = [
     path("console/cases/<uuid:case_id>", views.case_page, name="case"),
     path("console/cases/<uuid:case_id>/close", case_views.case_close_page, name="case-close"),
     path("console/cases/<uuid:case_id>/cancel", case_views.case_cancel_page, name="case-cancel"),
+    path("console/tasks/bulk", team_views.tasks_bulk_page, name="tasks-bulk"),
+    path("console/cases/bulk", team_views.cases_bulk_page, name="cases-bulk"),
+    path("console/cases/<uuid:case_id>/comments", team_views.case_comment_page, name="case-comment"),
+    path("console/out-of-office", team_views.out_of_office_page, name="out-of-office"),
     path("console/cases/<uuid:case_id>/audit/verify", views.case_verify_page, name="case-verify"),
     path("console/cases/<uuid:case_id>/documents", views.document_upload_page, name="document-upload"),
     path(

@@ -16,6 +16,7 @@ from casemgmt.accounts.apis import PreferencesApi
 from casemgmt.accounts.selectors import preferences_of
 from casemgmt.accounts.services import preferences_update
 from casemgmt.cases.selectors import case_dashboard, case_type_list
+from casemgmt.console.teams_context import out_of_office_context
 from casemgmt.console.views import ConsoleRequest, console_page, page
 from casemgmt.tenancy.selectors import theme_list
 from shared.web.templatetags.design import status_label
@@ -101,5 +102,6 @@ def preferences_page(request: ConsoleRequest) -> HttpResponseBase:
         "field_errors": field_errors,
         "saved": request.GET.get("saved") == "1" and status == 200,
         **_choices(str(current["language"])),
+        **out_of_office_context(user),
     }
     return page(request, "console/preferences.html", context, status=status)

@@ -39,6 +39,7 @@ from casemgmt.console import services as console_services
 from casemgmt.console.branding import page_context
 from casemgmt.console.forms import FormField, attach_errors, form_data, form_fields, inbox_filters
 from casemgmt.console.paging import paged, paged_by
+from casemgmt.console.teams_context import case_comments_context, tenant_people
 from casemgmt.tenancy import rls
 from casemgmt.vault import selectors as vault_selectors
 from casemgmt.vault import services as vault_services
@@ -47,7 +48,7 @@ from casemgmt.vault.uploads import HashingUploadHandler, require_upload
 from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.apis.inbox import TaskInboxApi
 from casemgmt.workflows.definitions import step_definition
-from casemgmt.workflows.selectors import case_steps, task_inbox
+from casemgmt.workflows.selectors import case_relations, case_steps, task_inbox
 from casemgmt.workflows.services import inbox as inbox_services
 from shared.api import errors
 from shared.api.pagination import Page
@@ -148,6 +149,7 @@ def inbox_page(request: ConsoleRequest) -> HttpResponseBase:
     context: dict[str, Any] = {
         "case_types": case_type_list(tenant_id=request.user.member_tenant_id, latest=True),
         "tasks": [],
+        "people": tenant_people(request.user),  # the bulk reassign's choices
     }
     try:
         filters = inbox_filters(request.GET)
@@ -320,15 +322,19 @@ def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
 def case_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     per_page = preferences_of(request.user)["itemsPerPage"]
-    steps = list(case_steps(case=case).select_related("assigned_to"))
+    steps = list(case_steps(case=case).select_related("assigned_to", "child_case"))
+    parent, children = case_relations(case=case)
     context: dict[str, Any] = {
         "case": case,
+        "parent": parent,
+        "children": children,
         "steps": details.step_views(case, steps),
         "graph": details.workflow_graph(case, steps),
         "case_data": details.labelled(case.case_type.schema, case.data),
         "ready_to_close": details.ready_to_close(case, steps),
         "can_finish": _can(request, "cases:update") and case.status == "active",
         "outcomes": allowed_outcomes(case) or [],
+        **case_comments_context(request.user, case),
     }
     if _can(request, "vault:read"):
         context["documents"] = paged(

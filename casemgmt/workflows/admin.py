@@ -1,29 +1,71 @@
 """Workflows and case steps in the Django admin, limited to the administrator's own tenant.
 
 Workflows are viewed here and published or withdrawn with the same services as the API (audited,
-same rules: only drafts publish, only published versions withdraw). Definitions are edited through
-the API; case steps (human tasks included) are read-only."""
+same rules: only drafts publish, only published versions withdraw). A draft's name and steps are
+edited here too (`workflows:write`), saved through the API's service and checked with the very
+checks publishing runs (`publish_errors`: every step type, rework routes, timers, waits, sub-cases),
+so the editor refuses what publishing would. Case steps (human tasks included) are read-only."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
+from casemgmt.accounts.models import Team, TeamMembership, User
+from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, TenantScopedAdmin
+from casemgmt.workflows.definitions import publish_errors, step_shape_errors
 from casemgmt.workflows.models import CaseStep, Workflow
-from casemgmt.workflows.services.workflows import workflow_publish, workflow_withdraw
+from casemgmt.workflows.services.teams import (
+    team_create,
+    team_delete,
+    team_member_add,
+    team_member_remove,
+    team_update,
+)
+from casemgmt.workflows.services.workflows import workflow_publish, workflow_update, workflow_withdraw
 from shared.api.errors import ApplicationError
+
+
+class DraftForm(forms.ModelForm):
+    """A draft's name and its steps as JSON, refused with the errors publishing would report."""
+
+    steps = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "spellcheck": "false"}),
+        help_text="The steps as a JSON list (task, agent, connector, dag, timer, wait, case).",
+    )
+
+    class Meta:
+        model = Workflow
+        fields = ("name",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        steps = (self.instance.definition or {}).get("steps") or []
+        self.fields["steps"].initial = json.dumps(steps, indent=2, ensure_ascii=False)
+
+    def clean_steps(self) -> list[Any]:
+        try:
+            steps = json.loads(self.cleaned_data["steps"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"not JSON: {exc}") from exc
+        definition = {**(self.instance.definition or {}), "steps": steps}
+        errors = step_shape_errors(steps) or publish_errors(definition, tenant_id=self.instance.tenant_id)
+        if errors:
+            raise forms.ValidationError([f"{e['field']}: {e['error']}" for e in errors])
+        return list(steps)
 
 
 @admin.register(Workflow)
 class WorkflowAdmin(ReadOnlyTenantAdmin):
     api_permission = "workflows:read"
     write_permission = "workflows:publish"
+    edit_permission = "workflows:write"
     list_display = ("name", "case_type_key", "version", "status", "is_default", "published_at")
     list_filter = ("status", "case_type_key")
     search_fields = ("name", "case_type_key")
@@ -35,6 +77,45 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
     @admin.display(description=gettext_lazy("definition"))
     def definition_json(self, obj: Workflow) -> str:
         return format_html("<pre>{}</pre>", json.dumps(obj.definition, indent=2, ensure_ascii=False))
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        """Drafts of the admin's own tenant, with `workflows:write`; published versions are frozen."""
+        return (
+            obj is not None
+            and obj.status == Workflow.DRAFT
+            and bool(request.user.tenant_id)
+            and obj.tenant_id == request.user.tenant_id
+            and self._is_tenant_admin(request, self.edit_permission)
+        )
+
+    def get_form(self, request: Any, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is not None and self.has_change_permission(request, obj):
+            kwargs["form"] = DraftForm
+            kwargs["fields"] = ("name", "steps")
+        return super().get_form(request, obj, change, **kwargs)
+
+    def get_fields(self, request: Any, obj: Any = None) -> Any:
+        if obj is not None and self.has_change_permission(request, obj):
+            return ("name", "steps")
+        return super().get_fields(request, obj)
+
+    def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
+        if obj is not None and self.has_change_permission(request, obj):
+            return ()
+        return super().get_readonly_fields(request, obj)
+
+    def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:
+        # Through the API's service (audited `workflow:edited`), never a bare save of the row.
+        definition = Workflow.objects.get(pk=obj.pk).definition or {}
+        workflow_update(
+            user=request.user,
+            workflow=obj,
+            name=form.cleaned_data["name"],
+            steps=form.cleaned_data["steps"],
+            auto_close=obj.auto_close,
+            sla_hours=obj.sla_hours,
+            outcomes=definition.get("outcomes"),
+        )
 
     def has_publish_permission(self, request: Any) -> bool:
         return bool(request.user.tenant_id) and self._may_write(request)
@@ -76,3 +157,74 @@ class CaseStepAdmin(ReadOnlyTenantAdmin):
     @admin.display(description=gettext_lazy("case"), ordering="case__case_number")
     def case_number(self, obj: CaseStep) -> str:
         return obj.case.case_number
+
+
+class TeamMembershipInline(admin.TabularInline):
+    """Members are added and removed through the services (audited `team:member_added|removed`)."""
+
+    model = TeamMembership
+    fields = ("user", "lead")
+    extra = 1
+
+    def _may(self, request: Any, obj: Any = None) -> bool:
+        # Tenant admins hold no Django model permissions: the team page's own rule (admin:users) decides.
+        return TeamAdmin(Team, self.admin_site).has_change_permission(request, obj)
+
+    def has_view_permission(self, request: Any, obj: Any = None) -> bool:
+        return self._may(request, obj)
+
+    has_add_permission = has_change_permission = has_delete_permission = has_view_permission
+
+    def formfield_for_foreignkey(self, db_field: Any, request: Any, **kwargs: Any) -> Any:
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = User.objects.filter(tenant_id=request.user.tenant_id, is_active=True)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+@admin.register(Team)
+class TeamAdmin(TenantScopedAdmin):
+    api_permission = "admin:users"
+    list_display = ("name", "description", "member_count", "created_at")
+    search_fields = ("name",)
+    inlines = (TeamMembershipInline,)
+
+    @admin.display(description="Members")
+    def member_count(self, obj: Team) -> int:
+        return obj.memberships.count()
+
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
+        try:
+            if change:
+                stored = Team.objects.get(pk=obj.pk)
+                name, description = obj.name, obj.description
+                obj.name, obj.description = stored.name, stored.description
+                team_update(actor=request.user, team=obj, name=name, description=description)
+            else:
+                created = team_create(actor=request.user, name=obj.name, description=obj.description)
+                obj.pk, obj.tenant_id, obj.created_at, obj._state.adding = (
+                    created.pk,
+                    created.tenant_id,
+                    created.created_at,
+                    False,
+                )
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+
+    def save_formset(self, request: Any, form: Any, formset: Any, change: bool) -> None:
+        team = Team.objects.get(pk=form.instance.pk)
+        changed = formset.save(commit=False)  # rows are written by the services below, not here
+        try:
+            for removed in formset.deleted_objects:
+                team_member_remove(actor=request.user, team=team, user_id=removed.user_id)
+            for membership in changed:
+                team_member_add(
+                    actor=request.user, team=team, user_id=membership.user_id, lead=membership.lead
+                )
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+
+    def delete_model(self, request: Any, obj: Any) -> None:
+        try:
+            team_delete(actor=request.user, team=obj)
+        except ApplicationError as exc:
+            messages.error(request, exc.message)

@@ -9,17 +9,39 @@ from uuid import UUID
 from django.db.models import F, Q, QuerySet
 
 from casemgmt.accounts.selectors import team_ids_of
-from casemgmt.workflows.models import CaseStep, Workflow
+from casemgmt.cases.models import Case
+from casemgmt.cases.selectors import team_access_q
+from casemgmt.workflows.models import CaseStep, StepRun, Workflow
 from shared.api.errors import NotFound
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
-    from casemgmt.cases.models import Case
 
 
 def case_steps(*, case: Case) -> QuerySet[CaseStep]:
     """The steps of a case's workflow, in definition order."""
     return CaseStep.objects.filter(case=case).order_by("position")
+
+
+def case_relations(*, case: Case) -> tuple[Case | None, list[Case]]:
+    """The case's parent (the case whose `case` step created it) and its children, oldest first,
+    earlier rework rounds' children included."""
+    parent_id = (
+        CaseStep.objects.filter(child_case=case).values_list("case_id", flat=True).first()
+        or StepRun.objects.filter(child_case=case).values_list("case_id", flat=True).first()
+    )
+    parent = Case.objects.filter(id=parent_id, tenant_id=case.tenant_id).first() if parent_id else None
+    child_ids = (
+        CaseStep.objects.filter(case=case, child_case__isnull=False)
+        .values("child_case_id")
+        .union(StepRun.objects.filter(case=case, child_case__isnull=False).values("child_case_id"))
+    )
+    children = list(
+        Case.objects.filter(
+            id__in=[row["child_case_id"] for row in child_ids], tenant_id=case.tenant_id
+        ).order_by("created_at", "id")
+    )
+    return parent, children
 
 
 def step_results(case: Case) -> dict[str, Any]:
@@ -101,7 +123,9 @@ def task_inbox(
     due strictly between `due_after` and `due_before`; `sort_by` is a key of `INBOX_SORTS`. The
     console also narrows by case type key. `team` keeps the tasks whose candidate team it is;
     `candidate="me"` the open tasks the caller may claim."""
-    tasks = CaseStep.objects.filter(tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES)
+    tasks = CaseStep.objects.filter(
+        team_access_q(user, "case__"), tenant_id=user.member_tenant_id, is_task=True, status__in=TASK_STATUSES
+    )
     if case_type:
         tasks = tasks.filter(case__case_type__key=case_type)
     tasks = tasks.filter(_visible_to(user))
@@ -132,6 +156,7 @@ def task_get(*, user: User, case_id: Any, step_id: str) -> CaseStep:
     row = (
         CaseStep.objects.select_related("case__case_type", "case__workflow_version", "candidate_team")
         .filter(
+            team_access_q(user, "case__"),
             tenant_id=user.member_tenant_id,
             case_id=case_id,
             step_id=step_id,

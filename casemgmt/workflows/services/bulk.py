@@ -1,8 +1,9 @@
 """`POST /tasks/bulk`: reassign, release or escalate many tasks, each as its own request would be.
 
-Each item is first read as `GET /tasks/{caseId}/{stepId}` would read it (so a caller acts only on
-tasks it may see: another tenant's is 404, a task outside a case worker's own ones 403), then
-the single action's service runs it in its own transaction with its own audit and messages.
+Each item is first checked as `GET /tasks/{caseId}/{stepId}` would check it (so a caller acts only
+on tasks it may see: another tenant's is 404, a task outside a case worker's own ones 403; one
+read for all items), then the single action's service runs it in its own transaction with its
+own audit and messages.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from django.db.models import prefetch_related_objects
 
 from casemgmt.accounts.models import User
-from casemgmt.workflows.access import task_get_readable
+from casemgmt.workflows.access import tasks_readable
 from casemgmt.workflows.selectors import task_inbox
 from casemgmt.workflows.services import inbox
 from shared.api.bulk import BULK_MAX, bulk_run, check_count
@@ -49,9 +50,11 @@ def tasks_bulk(
         assign_to = inbox.tenant_user(tenant_id=user.member_tenant_id, user_id=assign_to, field="assignTo")
         prefetch_related_objects([assign_to], "roles")
 
+    readable = tasks_readable(user=user, refs=tasks)
+
     def act(ref: TaskRef) -> None:
         case_id, step_id = ref
-        task_get_readable(user=user, case_id=case_id, step_id=step_id)
+        readable(ref)
         if action == "reassign":
             inbox.task_reassign(user=user, case_id=case_id, step_id=step_id, assign_to=assign_to)
         elif action == "release":

@@ -516,3 +516,65 @@ def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
     until(driver, "return !!document.activeElement.closest('tr[data-row]')", "j to reach the first row")
     driver.switch_to.active_element.send_keys("c")
     shows(driver, "You hold “Triage intake” now.")
+
+
+def bulk_submit(driver, action: str, rows: str) -> None:
+    """Selects the inbox rows matching `rows` and submits the bulk form in one script: the inbox's
+    live region may reload (and replace its checkboxes) at any moment between two WebDriver calls."""
+    Select(driver.find_element(By.ID, "bulk-action")).select_by_value(action)
+    driver.execute_script(
+        "document.querySelectorAll(arguments[0]).forEach(function (box) { box.checked = true; });"
+        "document.querySelector('#bulk-tasks button[type=submit]').click();",
+        rows,
+    )
+
+
+def test_bulk_release_reassign_out_of_office_and_a_comment_arriving_live(
+    driver, waiting_case, admin_user, api, make_user, tenant
+):
+    """Work distribution in one session: release a task and reassign two from the inbox's
+    selection, set out of office on the preferences page, and see another user's comment arrive
+    live on the case page."""
+    flow = Flow(api, admin_user)
+    flow.workflow([{"id": "inspect", "name": "Inspect site", "type": "task"}])
+    second = flow.case({"amount": 4, "title": "Leaking roof"})
+    target = make_user(tenant, permissions=["tasks:claim", "tasks:complete"], display_name="Tess Target")
+    assert api(admin_user).post(f"/tasks/{second['id']}/inspect/claim").status_code == 200
+    sign_in(driver, admin_user)
+    shows(driver, "Inspect site")
+    accessible(driver, "inbox with selection")
+    live_socket_open(driver)
+    bulk_submit(driver, "release", f"input[value='{second['id']}/inspect']")
+    shows(driver, "1 of 1 succeeded.")
+    assert CaseStep.objects.get(case_id=second["id"], step_id="inspect").assigned_to_id is None
+
+    driver.get(driver.base + "/console/")
+    shows(driver, "Inspect site")
+    live_socket_open(driver)
+    Select(driver.find_element(By.ID, "bulk-assign")).select_by_visible_text("Tess Target")
+    bulk_submit(driver, "reassign", "input[name=task]")
+    shows(driver, "2 of 2 succeeded.")
+    _shot(driver, "console-bulk-result.png")
+    assert CaseStep.objects.filter(assigned_to=target).count() == 2
+
+    driver.get(driver.base + "/console/preferences")
+    shows(driver, "Out of office")
+    driver.execute_script(
+        "document.getElementById('away-from').value = '2020-01-01T09:00';"
+        "document.getElementById('away-until').value = '2999-01-01T09:00';"
+    )
+    Select(driver.find_element(By.ID, "away-delegate")).select_by_visible_text("Tess Target")
+    driver.find_element(By.XPATH, "//main//button[.='Set out of office']").click()
+    shows(driver, "You are out of office now.")
+    accessible(driver, "preferences with out of office")
+
+    driver.get(driver.base + f"/console/cases/{waiting_case['id']}")
+    shows(driver, "No comments yet.")
+    live_socket_open(driver)
+    writer = make_user(tenant, permissions=["cases:read", "cases:update"])
+    posted = api(writer).post(
+        f"/cases/{waiting_case['id']}/comments", {"body": "Glazier booked"}, format="json"
+    )
+    assert posted.status_code == 201
+    shows(driver, "Glazier booked")
+    _shot(driver, "console-case-comment-live.png")

@@ -125,7 +125,11 @@ def world(api, tenant, admin_user, make_user, django_capture_on_commit_callbacks
         scope=Erasure.DOCUMENTS,
         requested_at=timezone.now(),
     )
+    team = ok(client.post("/teams", {"name": f"team-{MARKER}"}, format="json"), 201)
+    ok(client.post(f"/teams/{team['id']}/members", {"userId": str(member.id)}, format="json"), 201)
     values = {
+        "team_id": team["id"],
+        "user_id": str(member.id),
         "case_id": case["id"],
         "case_type_id": str(Case.objects.get(pk=case["id"]).case_type_id),
         "document_id": document["id"],

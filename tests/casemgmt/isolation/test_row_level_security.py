@@ -28,7 +28,10 @@ def is_switch_to_tenant(sql: str, tenant_id: object) -> bool:
 
 
 def is_switch_back(sql: str) -> bool:
-    return sql == "SELECT set_config('role', 'none', false), set_config('app.tenant_id', '', false)"
+    return sql == (
+        "SELECT set_config('role', 'none', false), set_config('app.tenant_id', '', false), "
+        "set_config('app.team_ids', '', false)"
+    )
 
 
 @pytest.mark.django_db

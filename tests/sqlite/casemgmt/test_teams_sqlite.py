@@ -1,0 +1,38 @@
+"""Teams, strategies, out of office, bulk actions and comments on SQLite (`make run`): the
+PostgreSQL suite's tests, run here unchanged (accessTeams needs row-level security: PostgreSQL only)."""
+
+import pytest
+
+from tests.casemgmt.cases.conftest import case_type, make_case, reader  # noqa: F401 - fixtures
+from tests.casemgmt.cases.test_comments import (  # noqa: F401 - collected here too
+    test_comments_are_stored_as_given_listed_oldest_first_and_audited,
+)
+from tests.casemgmt.workflows.conftest import flow, ok  # noqa: F401 - fixture
+from tests.casemgmt.workflows.test_access_teams import restricted_setup
+from tests.casemgmt.workflows.test_assignment import (  # noqa: F401 - collected here too
+    test_delegation_while_absent_and_not_after,
+    test_round_robin_skips_absent_members_and_least_loaded_balances,
+    test_round_robin_under_concurrent_activation,
+)
+from tests.casemgmt.workflows.test_bulk import (  # noqa: F401 - collected here too
+    test_bulk_cases_close_and_cancel,
+    test_bulk_tasks_by_filter_and_the_request_rules,
+)
+from tests.casemgmt.workflows.test_teams import (  # noqa: F401 - collected here too
+    test_release,
+    test_task_step_team_restricts_claim_reassign_and_inbox,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_access_teams_on_sqlite_hide_the_detail_list_inbox_and_task(flow, api, make_user, tenant):  # noqa: F811
+    """No row-level security here: the selectors' filter keeps the main read paths closed."""
+    member, outsider, open_case, secret, _ = restricted_setup(flow, make_user, tenant)
+    them, me = api(outsider), api(member)
+    assert them.get(f"/cases/{secret['id']}").status_code == 404
+    assert me.get(f"/cases/{secret['id']}").status_code == 200
+    assert {c["id"] for c in ok(them.get("/cases"))["data"]} == {open_case["id"]}
+    assert {t["caseId"] for t in ok(them.get("/tasks/inbox"))["data"]} == {open_case["id"]}
+    assert len(ok(me.get("/tasks/inbox"))["data"]) == 2
+    assert them.get(f"/tasks/{secret['id']}/review").status_code == 404
