@@ -18,8 +18,10 @@ export PATH=$ROOT/.venv/bin:$PATH CASE_ALLOWED_HOSTS=${CASE_ALLOWED_HOSTS:-127.0
 # Production settings need audit signing keys (an Ed25519 seed); this one is the benchmark's own.
 export CASE_AUDIT_SIGNING_KEYS=${CASE_AUDIT_SIGNING_KEYS:-bench:YmVuY2gtb25seS1hdWRpdC1zaWduaW5nLXNlZWQtMzI=}
 mkdir -p "$OUT"
-# The harness serves the floor with gunicorn: the project's `bench` extra.
-"$ROOT/.venv/bin/python" -c 'import gunicorn' 2>/dev/null || "$ROOT/.venv/bin/python" -m pip install --quiet -e "$ROOT[bench]"
+# The harness serves the floor with gunicorn: the project's `bench` extra. Not installed from here:
+# an editable install from a second checkout would repoint a shared .venv at that checkout.
+"$ROOT/.venv/bin/python" -c 'import gunicorn' 2>/dev/null \
+  || { echo "gunicorn is missing: install the project's bench extra (pip install -e '.[bench]')" >&2; exit 1; }
 COMMAND=$(sed -n 's/^case-web: //p' "$ROOT/deploy/Procfile")
 [[ "$COMMAND" == *"--port 8000"* ]] || { echo "deploy/Procfile's case-web line has no '--port 8000'"; exit 1; }
 export SERVE=${COMMAND/--port 8000/--port \$PORT}

@@ -5,7 +5,7 @@
 
 Needs PostgreSQL and Redis on 127.0.0.1 (as the test suite does). Uses its own database
 (ORCH_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/orch_bench) and Redis key
-prefix. Runs what deploy/Procfile deploys: the web API under daphne (orch-web, production settings,
+prefix. Runs what deploy/Procfile deploys: the web API under uvicorn (orch-web, production settings,
 a connection pool of 8) and agents started with `manage_orch.py run_agent` (orch-agent).
 
 1. Hand-over latency: a DAG that is a chain of N `true` tasks; for each link, the time from the
@@ -116,16 +116,9 @@ def start_web() -> tuple[ServiceProcess, str]:
     """orch-web as deploy/Procfile starts it."""
     port = free_port()
     env = child_env({**SERVICE_ENV, "ORCH_DB_POOL_MAX_SIZE": "8"})
-    args = [
-        sys.executable,
-        "-m",
-        "daphne",
-        "-b",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        "orchestrator.config.asgi:application",
-    ]
+    args = [sys.executable, "-m", "uvicorn", "orchestrator.config.asgi:application", "--host", "127.0.0.1",
+            "--port", str(port), "--no-access-log", "--lifespan", "off", "--timeout-graceful-shutdown", "8",
+            "--no-proxy-headers", "--http", "shared.web.uvicorn_http:HeadBoundHttpToolsProtocol"]  # fmt: skip
     web = ServiceProcess("orch-bench-web", args, env)
     base = f"http://127.0.0.1:{port}"
 

@@ -1,7 +1,7 @@
 """`make run`: both services on the embedded default (SQLite, filesystem broker), in the foreground.
 
 Starts the production processes of deploy/Procfile, with the commands read from it so the two
-cannot drift: the case web (uvicorn) on :8000, the orchestrator web (`shared.web.daphne`) on
+cannot drift: the case web (uvicorn) on :8000, the orchestrator web (uvicorn) on
 :3000, the case worker and an orchestrator agent, each with beat embedded for periodic jobs.
 `EMBEDDED` lists the only changes made to a Procfile command. Every output line is prefixed with
 its process name, and Ctrl-C stops everything.
@@ -24,8 +24,9 @@ PROCFILE = ROOT / "deploy" / "Procfile"
 PY = sys.executable
 CASE_PORT = os.environ.get("CASE_PORT", "8000")
 ORCH_PORT = os.environ.get("ORCH_PORT", "3000")
-# A development server listens on this machine only; RUN_HOST=0.0.0.0 opens it to the network.
-HOST = os.environ.get("RUN_HOST", "127.0.0.1")
+# A development server listens on this machine only; CASE_HOST / ORCH_HOST=0.0.0.0 open it to the network.
+HOST = os.environ.get("CASE_HOST", "127.0.0.1")
+ORCH_HOST = os.environ.get("ORCH_HOST", "127.0.0.1")
 # The address links in emails (the welcome email's set-password link) point at: where this
 # `make run` serves, unless CASE_PUBLIC_BASE_URL says otherwise.
 PUBLIC_HOST = "localhost" if HOST in ("127.0.0.1", "0.0.0.0", "::", "::1") else HOST
@@ -53,7 +54,7 @@ CASE_QUEUES = "case.default,case.bulk"
 EMBEDDED: dict[str, tuple[dict[str, str], list[str]]] = {
     "case-web": ({"--host": HOST, "--port": CASE_PORT, "--workers": "1"}, []),
     "case-worker": ({"--queues": CASE_QUEUES}, ["--beat", "--pool", "threads"]),
-    "orch-web": ({"-b": HOST, "--port": ORCH_PORT}, []),
+    "orch-web": ({"--host": ORCH_HOST, "--port": ORCH_PORT}, []),
     "orch-agent": ({}, ["--beat", "--pool", "threads"]),
 }
 # Programs the Procfile names, run with this interpreter (`make run` needs no PATH set up).

@@ -167,7 +167,9 @@ class Team(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="teams")
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
-    members = models.ManyToManyField(User, through="TeamMembership", related_name="teams")
+    members: models.ManyToManyField[User, TeamMembership] = models.ManyToManyField(
+        User, through="TeamMembership", related_name="teams"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

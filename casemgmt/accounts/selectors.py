@@ -138,7 +138,7 @@ def team_ids_of(user: User) -> list[UUID]:
     cached: list[UUID] | None = getattr(user, "_team_ids", None)
     if cached is None:
         cached = list(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True))
-        user._team_ids = cached  # type: ignore[attr-defined]
+        user._team_ids = cached
     return cached
 
 

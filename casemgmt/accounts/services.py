@@ -403,7 +403,7 @@ def out_of_office_set(
     delegate = None
     if delegate_to is not None:
         delegate = (
-            User.objects.filter(tenant_id=user.tenant_id, id=delegate_to, is_active=True)
+            User.objects.filter(tenant_id=user.member_tenant_id, id=delegate_to, is_active=True)
             .exclude(id=user.id)
             .first()
         )

@@ -303,8 +303,8 @@ def case_detail(*, user: User, case_id: Any) -> CaseDetail:
     if row is None:
         raise NotFound("Case not found.")
     found = CaseRow._make(row[:16])._replace(data=_json(row[7]))
-    steps = [StepRow._make(s) for s in _json(row[17]) or ()]
-    return CaseDetail(found, row[16], steps, _family(row[18], _json(row[19]), _json(row[20])))
+    step_rows = [StepRow(*s) for s in _json(row[17]) or ()]
+    return CaseDetail(found, row[16], step_rows, _family(row[18], _json(row[19]), _json(row[20])))
 
 
 # The order of a history entry's columns in PG_CASE_DETAIL (as the workflows app's `family_of`).

@@ -29,6 +29,8 @@ from typing import Any, TextIO
 from shared.client.base import ApiError
 from shared.client.case import CaseClient
 from shared.client.orchestrator import TERMINAL, OrchestratorClient
+from shared.definitions.files import definition_files
+from shared.definitions.plan import has_changes, render
 
 OK, CHANGES, USAGE, API_ERROR, UNREACHABLE, RUN_FAILED = 0, 1, 2, 3, 4, 5
 RUN_COLUMNS = ["run_id", "dag_id", "status", "start_time", "end_time", "completed_tasks", "failed_tasks"]
@@ -45,6 +47,16 @@ class Unconfigured(Exception):
 # --- configuration and output ------------------------------------------------------------------
 
 
+def _environment(service: str) -> dict[str, str | None]:
+    return {
+        "orch": {
+            "url": os.environ.get("CASEFLOW_ORCH_URL"),
+            "api_key": os.environ.get("CASEFLOW_ORCH_API_KEY"),
+        },
+        "case": {"url": os.environ.get("CASEFLOW_CASE_URL"), "token": os.environ.get("CASEFLOW_CASE_TOKEN")},
+    }[service]
+
+
 def settings(service: str, config_path: str | None) -> dict[str, str]:
     """`url` and the credential of `service` (orch or case): environment first, then the file."""
     path = Path(
@@ -54,11 +66,7 @@ def settings(service: str, config_path: str | None) -> dict[str, str]:
     if path.is_file():
         section = tomllib.loads(path.read_text(encoding="utf-8")).get(service, {})
         values.update({k: str(v) for k, v in section.items()})
-    credential = "api_key" if service == "orch" else "token"
-    for key in ("url", credential):
-        env = os.environ.get(f"CASEFLOW_{service.upper()}_{key.upper()}")
-        if env:
-            values[key] = env
+    values.update({key: value for key, value in _environment(service).items() if value})
     if not values.get("url"):
         raise Unconfigured(
             f"no {service} URL: set CASEFLOW_{service.upper()}_URL or url in [{service}] of {path}"
@@ -212,9 +220,6 @@ def runs_logs(args: argparse.Namespace) -> int:
 
 
 def definitions_diff(args: argparse.Namespace) -> int:
-    from shared.definitions.files import definition_files
-    from shared.definitions.plan import has_changes, render
-
     folder = Path(args.dir)
     if not folder.exists():
         raise Usage(f"{folder}: no such folder")

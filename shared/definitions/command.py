@@ -61,7 +61,7 @@ class DefinitionsCommand(BaseCommand):
             else:
                 self._export(Path(options["dir"]), options)
         except ApplicationError as exc:
-            raise CommandError(error_text(exc), returncode=2 if exc.status_code == 409 else 1) from None
+            raise CommandError(error_text(exc), returncode=3 if exc.status_code == 409 else 1) from None
 
     def _export(self, folder: Path, options: dict[str, Any]) -> None:
         folder.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,9 @@ honest, slow link still arrives while a trickle cannot last. Past the deadline t
 `request_timeout` with `Connection: close` (the server then drops the connection) and the
 application sees the client as gone; anything the application still tries to send is dropped.
 
-Servers that read the whole body before calling the application (daphne) never reach the deadline
-here; `shared.web.daphne` bounds them in the server itself.
+Servers that read the whole body before calling the application (daphne, the test servers) never
+reach the deadline here. The time a request's first line and headers take is bounded in the server:
+`shared.web.uvicorn_http` (both webs as deployed).
 """
 
 from __future__ import annotations

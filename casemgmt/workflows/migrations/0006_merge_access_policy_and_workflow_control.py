@@ -9,4 +9,4 @@ class Migration(migrations.Migration):
         ("workflows", "0005_workflow_control"),
     ]
 
-    operations: list[migrations.operations.base.Operation] = []
+    operations = []

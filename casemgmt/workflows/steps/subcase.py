@@ -61,7 +61,9 @@ def _creator(case: Case, actor: str) -> User | None:
     """Decision: the child is created by whoever caused the activation (the user completing the step
     before it); when the system did (a timer, a message), by the parent case's creator."""
     user = User.objects.filter(tenant_id=case.tenant_id, id=actor).first() if _is_uuid(actor) else None
-    return user or User.objects.filter(tenant_id=case.tenant_id, id=case.created_by_id).first()
+    if user is not None or case.created_by_id is None:
+        return user
+    return User.objects.filter(tenant_id=case.tenant_id, id=case.created_by_id).first()
 
 
 def _is_uuid(value: str) -> bool:

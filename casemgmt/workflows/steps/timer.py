@@ -32,6 +32,8 @@ class TimerStep:
                 parse_duration(after)
             except ValueError as exc:
                 errors.append({"field": f"{field}.after", "error": str(exc)})
+        elif not isinstance(until, str):
+            errors.append({"field": f"{field}.until", "error": "must be a template giving an ISO 8601 time"})
         else:
             try:
                 check_template(until)

@@ -145,17 +145,19 @@ def test_refused_creates_leave_no_gap_in_the_numbers(api, creator, case_type):
     assert create(api(creator), case_type).json()["caseNumber"] == "IC-000001"
 
 
-def test_create_is_two_statements_and_takes_the_number_last(creator, case_type):
-    """The reads (workflow, tenant SLA, webhook configuration) under no lock, then one statement that
-    takes the number, inserts the case and appends its audit row: the transaction's whole
-    conversation with PostgreSQL besides BEGIN and COMMIT (savepoints aside, which only the test's
-    enclosing transaction causes), so the counter and chain locks are held for one round trip."""
+def test_create_takes_the_number_last_in_one_statement(creator, case_type):
+    """Reads first (workflow, tenant SLA and webhook configuration in one statement; the caller's
+    teams), under no lock; then one statement that takes the number, inserts the case and appends its
+    audit row, and nothing after it but COMMIT (savepoints aside, which only the test's enclosing
+    transaction causes): the counter and chain locks are held for one round trip."""
     with CaptureQueriesContext(connection) as queries:
         case_create(user=creator, case_type=case_type, data=dict(VALID_DATA))
     statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
-    assert len(statements) == 2, statements
-    assert "casecounter" not in statements[0] and "audit_auditevent_append" not in statements[0]
-    assert "casecounter" in statements[1] and "audit_auditevent_append" in statements[1]
+    last, before = statements[-1], statements[:-1]
+    assert "casecounter" in last and "INSERT INTO cases_case" in last and "audit_auditevent_append" in last
+    assert before and all(s.lstrip().startswith("SELECT") for s in before), before
+    assert not any("casecounter" in s or "append" in s for s in before), before
+    assert sum("default_sla_hours" in s for s in before) == 1  # the create's own reads: one statement
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
-"""The case web as deployed (deploy/Procfile's uvicorn command) bounds the time a request body may
-take: a client trickling its body a byte at a time gets 408 `request_timeout` once the bound
-(2 s here) passes, and the connection is closed, instead of holding it for as long as it likes."""
+"""The case web as deployed (deploy/Procfile's uvicorn command) bounds the time a request may take
+to arrive: a client trickling its body, or its headers (shared.web.uvicorn_http), a byte at a time
+gets 408 `request_timeout` once the bound (2 s here) passes, and the connection is closed, instead
+of holding it for as long as it likes; one that never completes a request line is closed."""
 
 from __future__ import annotations
 
@@ -43,3 +44,20 @@ def test_a_body_sent_in_time_is_answered(web):
     head = HEAD.replace(b"Content-Length: 400", f"Content-Length: {len(body)}".encode())
     result = trickle(web, head, body, every=0.01, give_up_after=BOUND + 10)
     assert result.status == 401, result
+
+
+def test_trickled_headers_are_cut_off(web):
+    # Past the request line: a request exists, so it is answered.
+    line = b"POST /auth/login HTTP/1.1\r\n"
+    result = trickle(web, line, HEAD[len(line) :], every=0.5, give_up_after=BOUND + 10)
+    assert result.status == 408, result
+    assert json.loads(result.body)["code"] == "request_timeout"
+    assert BOUND - 0.5 < result.seconds < BOUND + 3, result
+    # Within the request line: a request has begun too.
+    result = trickle(web, b"", HEAD, every=0.5, give_up_after=BOUND + 10)
+    assert result.status == 408 and result.closed, result
+    assert BOUND - 0.5 < result.seconds < BOUND + 3, result
+    # Nothing sent at all: the connection is closed without an answer.
+    result = trickle(web, b"", b"", every=0.5, give_up_after=BOUND + 10)
+    assert result.closed and result.status is None, result
+    assert BOUND - 0.5 < result.seconds < BOUND + 3, result

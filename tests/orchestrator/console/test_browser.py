@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By  # a dev dependency: a missing one is an install error
 
 from orchestrator.runs.models import TaskRun
@@ -224,6 +225,11 @@ def test_an_operators_day(server, driver):
     browser.save_screenshot(driver, "orch-schedules.png")
 
     # Three runs of the DAG: two fail at `score`, one completes; the grid shows them by task.
+    # ... watched from the runs list, which refreshes itself (no reload: the marker stays).
+    driver.get(server + "/console/?dag_id=nightly")
+    browser.wait_for_text(driver, "No runs match the filters.")
+    ActionChains(driver).move_to_element(driver.find_element(By.TAG_NAME, "h1")).perform()
+    js(driver, "document.body.dataset.marker = 'same page'")
     ids = [f"nightly-{uuid.uuid4().hex[:6]}-{i}" for i in range(3)]
     for run_id, code in zip(ids, ("1", "1", "0"), strict=True):
         run_schedule_dag(
@@ -233,6 +239,10 @@ def test_an_operators_day(server, driver):
         lambda: all(run_status(r) in ("completed", "failed") for r in ids), timeout=90, what="three runs"
     )
     assert [run_status(r) for r in ids] == ["failed", "failed", "completed"]
+    browser.wait_for_text(driver, "1–3 of 3", selector="#runs-table", timeout=30)
+    wait_for(lambda: (browser.text_of(driver, "#runs-table") or "").count("Failed") == 2, timeout=30,
+             what="the list to show both failures")  # fmt: skip
+    assert js(driver, "return document.body.dataset.marker") == "same page"
     driver.get(server + "/console/grid?dag_id=nightly")
     browser.wait_for_text(driver, "The last 3 runs")
     cells = js(driver, "return [...document.querySelectorAll('table.grid tbody tr')].map(r => "

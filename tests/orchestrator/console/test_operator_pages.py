@@ -341,3 +341,20 @@ def test_preferences_set_the_time_zone_and_theme_of_every_page(users, runs):
     page = client.get(f"/console/runs/{runs[0]}").content.decode()
     assert shown.search(page).groups() == ("07/01/2026 2 p.m. ", "CEST")
     assert 'data-scheme="dark"' in page and 'data-time-zone="Europe/Berlin"' in page
+
+
+def test_the_demo_dag_lists_its_four_tasks_and_its_grid_shows_three_runs(users):
+    from orchestrator.console.management.commands.ensure_console_admin import create_demo_dag
+
+    create_demo_dag()  # as make run does on an empty orchestrator
+    client = signed_in(users["viewer"])
+    assert '<td data-label="Tasks">4</td>' in client.get("/console/dags").content.decode()  # was "1"
+    for i in range(3):
+        run_schedule_dag(dag_id="demo", options=ScheduleOptions(run_id=f"demo-{i}"))
+    finished("demo-1", "failed", failed_task="demo-check")
+    page = client.get("/console/grid?dag_id=demo").content.decode()
+    grid = page.split('<table class="grid">')[1].split("</table>")[0]
+    rows = dict(re.findall(r'<th scope="row">([^<]+)</th>(.*?)</tr>', grid))
+    assert list(rows)[0] == "demo-fetch" and list(rows)[-1] == "demo-report" and len(rows) == 4
+    assert re.findall(r'data-status="(\w+)"', rows["demo-check"]) == ["pending", "failed", "pending"]
+    assert grid.count('class="duration-bar') == 3

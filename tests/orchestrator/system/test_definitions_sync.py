@@ -155,6 +155,7 @@ def test_an_invalid_file_applies_nothing_and_names_the_file_and_field(folder):
         sync(folder)
     assert "broken.yaml:command: must be a string" in str(raised.value)
     assert "broken.yaml:queue: must be a string" in str(raised.value)
+    assert raised.value.returncode == 1  # a conflict would be 3
     assert not TaskDefinition.objects.exists() and audit_count() == 0
 
     # A reference only the service can check (a task depending on one nobody defines).
@@ -163,6 +164,18 @@ def test_an_invalid_file_applies_nothing_and_names_the_file_and_field(folder):
         sync(folder)
     assert "broken.yaml:dependencies: unknown task(s): ghost" in str(raised.value)
     assert not TaskDefinition.objects.exists() and audit_count() == 0
+
+    # YAML that means more than JSON: aliases (unbounded expansion), dates.
+    (folder / "broken.yaml").write_text("kind: task\nid: a\ncommand: &c 'true'\ndescription: *c\n")
+    with pytest.raises(
+        CommandError, match=r"broken.yaml: not valid YAML \(aliases \(\*name\) are not allowed"
+    ):
+        sync(folder)
+    (folder / "broken.yaml").write_text("kind: task\nid: a\ncommand: 'true'\ndescription: 2026-01-01\n")
+    sync(folder, "--dry-run")  # a date is the text the API reads
+    (folder / "broken.yaml").write_text("kind: task\nid: a\ncommand: 'true'\ndescription: !!binary aGk=\n")
+    with pytest.raises(CommandError, match=r"broken.yaml: only JSON values"):
+        sync(folder)
 
     (folder / "broken.yaml").write_text("kind: widget\nid: x\n")
     with pytest.raises(CommandError, match=r"broken.yaml:kind: kind must be one of pool, context"):

@@ -1,7 +1,8 @@
 """`make run` (deploy/devserver.py) serves with the production servers of deploy/Procfile on the
 embedded default (SQLite, filesystem broker, in-memory channels): the case web under uvicorn (its
-static files, console and `/ws` WebSocket), the orchestrator web under `shared.web.daphne` (its
-request deadline, and a task's log followed as server-sent events, fed by the runner's agent)."""
+static files, console and `/ws` WebSocket), the orchestrator web under uvicorn with
+`shared.web.uvicorn_http` (its request deadline, and a task's log followed as server-sent events,
+fed by the runner's agent)."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def test_the_case_websocket_answers_a_signed_in_user(devserver):
 
 
 def test_the_orchestrator_web_cuts_off_trickled_headers(devserver):
-    """Only shared.web.daphne bounds the time headers take; plain daphne waits for as long as bytes come."""
+    """Only shared.web.uvicorn_http bounds the time headers take; plain uvicorn waits for as long as bytes come."""
     _, orch, _ = devserver
     head = b"POST /api/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
     result = trickle(
