@@ -4,18 +4,17 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenancy', '0002_tenant_default_sla_hours'),
+        ("tenancy", "0002_tenant_default_sla_hours"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='branding',
-            options={'verbose_name': 'branding', 'verbose_name_plural': 'branding'},
+            name="branding",
+            options={"verbose_name": "branding", "verbose_name_plural": "branding"},
         ),
         migrations.AlterModelOptions(
-            name='terminology',
-            options={'verbose_name': 'terminology', 'verbose_name_plural': 'terminology'},
+            name="terminology",
+            options={"verbose_name": "terminology", "verbose_name_plural": "terminology"},
         ),
     ]
