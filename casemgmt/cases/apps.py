@@ -6,7 +6,11 @@ class CasesConfig(AppConfig):
     label = "cases"
 
     def ready(self) -> None:
+        # App loading order: the selectors import models, which cannot load before the registry is
+        # ready. Realtime sits below cases and cannot import it: it asks a case's teams through this.
         from casemgmt.cases.selectors import case_access_teams
+
+        # App loading order, as above (realtime's consumers import models).
         from casemgmt.realtime import visibility
 
         visibility.case_teams_register(case_access_teams)
