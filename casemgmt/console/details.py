@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from casemgmt.accounts.selectors import display_names
@@ -83,6 +84,25 @@ def step_views(case: Case, steps: list[CaseStep]) -> list[StepView]:
     ]
 
 
+def step_kind(step: dict[str, Any], row: CaseStep | None) -> str:
+    """What the diagram writes under a step's name: its type, and for the workflow control types
+    what it waits for (a timer's time, a wait's message, a sub-case's child), a task's rework loop
+    (↺ and its round) — so loops, timers, waits and child cases show in the drawing."""
+    base = str(step.get("type") or "")
+    kind = f"{base} ↺" if base == "task" and step.get("routes") else base
+    if row is None:
+        return kind
+    if base == "timer" and row.fire_at and row.status == "active":
+        kind = f"{kind} {timezone.localtime(row.fire_at):%H:%M}"
+    elif base == "wait" and row.message:
+        kind = f"{kind}: {row.message}"
+    elif base == "case" and row.child_case_id and row.child_case:
+        kind = f"{kind} {row.child_case.case_number}"
+    if row.iteration > 1:
+        kind = f"{kind} · {_('round %(round)s') % {'round': row.iteration}}"
+    return kind
+
+
 def workflow_graph(case: Case, steps: list[CaseStep]) -> Layout | None:
     """The case's workflow as a left-to-right graph, each step in its state; None without one."""
     if case.workflow_version is None:
@@ -106,7 +126,7 @@ def workflow_graph(case: Case, steps: list[CaseStep]) -> Layout | None:
                 label=str(step.get("name") or step["id"]),
                 status=status,
                 status_label=status_label(status),
-                kind=str(step.get("type") or ""),
+                kind=step_kind(step, row),
                 href=href,
                 upstream=upstream,
             )

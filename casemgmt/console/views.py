@@ -47,7 +47,7 @@ from casemgmt.vault.uploads import HashingUploadHandler, require_upload
 from casemgmt.workflows.access import task_get_readable, task_read_scope
 from casemgmt.workflows.apis.inbox import TaskInboxApi
 from casemgmt.workflows.definitions import step_definition
-from casemgmt.workflows.selectors import case_steps, task_inbox
+from casemgmt.workflows.selectors import case_relations, case_steps, task_inbox
 from casemgmt.workflows.services import inbox as inbox_services
 from shared.api import errors
 from shared.api.pagination import Page
@@ -337,9 +337,12 @@ def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
 def case_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase:
     case = access_case(user=request.user, case_id=case_id)
     per_page = preferences_of(request.user)["itemsPerPage"]
-    steps = list(case_steps(case=case).select_related("assigned_to"))
+    steps = list(case_steps(case=case).select_related("assigned_to", "child_case"))
+    parent, children = case_relations(case=case)
     context: dict[str, Any] = {
         "case": case,
+        "parent": parent,
+        "children": children,
         "steps": details.step_views(case, steps),
         "graph": details.workflow_graph(case, steps),
         "case_data": details.labelled(case.case_type.schema, case.data),

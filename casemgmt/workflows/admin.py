@@ -1,28 +1,62 @@
 """Workflows and case steps in the Django admin, limited to the administrator's own tenant.
 
 Workflows are viewed here and published or withdrawn with the same services as the API (audited,
-same rules: only drafts publish, only published versions withdraw). Definitions are edited through
-the API; case steps (human tasks included) are read-only."""
+same rules: only drafts publish, only published versions withdraw). A draft's name and steps are
+edited here too (`workflows:write`), saved through the API's service and checked with the very
+checks publishing runs (`publish_errors`: every step type, rework routes, timers, waits, sub-cases),
+so the editor refuses what publishing would. Case steps (human tasks included) are read-only."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
+from casemgmt.workflows.definitions import publish_errors, step_shape_errors
 from casemgmt.workflows.models import CaseStep, Workflow
-from casemgmt.workflows.services.workflows import workflow_publish, workflow_withdraw
+from casemgmt.workflows.services.workflows import workflow_publish, workflow_update, workflow_withdraw
 from shared.api.errors import ApplicationError
+
+
+class DraftForm(forms.ModelForm):
+    """A draft's name and its steps as JSON, refused with the errors publishing would report."""
+
+    steps = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "spellcheck": "false"}),
+        help_text="The steps as a JSON list (task, agent, connector, dag, timer, wait, case).",
+    )
+
+    class Meta:
+        model = Workflow
+        fields = ("name",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        steps = (self.instance.definition or {}).get("steps") or []
+        self.fields["steps"].initial = json.dumps(steps, indent=2, ensure_ascii=False)
+
+    def clean_steps(self) -> list[Any]:
+        try:
+            steps = json.loads(self.cleaned_data["steps"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"not JSON: {exc}") from exc
+        definition = {**(self.instance.definition or {}), "steps": steps}
+        errors = step_shape_errors(steps) or publish_errors(definition, tenant_id=self.instance.tenant_id)
+        if errors:
+            raise forms.ValidationError([f"{e['field']}: {e['error']}" for e in errors])
+        return list(steps)
 
 
 @admin.register(Workflow)
 class WorkflowAdmin(ReadOnlyTenantAdmin):
     api_permission = "workflows:read"
     write_permission = "workflows:publish"
+    edit_permission = "workflows:write"
     list_display = ("name", "case_type_key", "version", "status", "is_default", "published_at")
     list_filter = ("status", "case_type_key")
     search_fields = ("name", "case_type_key")
@@ -34,6 +68,45 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
     @admin.display(description="definition")
     def definition_json(self, obj: Workflow) -> str:
         return format_html("<pre>{}</pre>", json.dumps(obj.definition, indent=2, ensure_ascii=False))
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        """Drafts of the admin's own tenant, with `workflows:write`; published versions are frozen."""
+        return (
+            obj is not None
+            and obj.status == Workflow.DRAFT
+            and bool(request.user.tenant_id)
+            and obj.tenant_id == request.user.tenant_id
+            and self._is_tenant_admin(request, self.edit_permission)
+        )
+
+    def get_form(self, request: Any, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is not None and self.has_change_permission(request, obj):
+            kwargs["form"] = DraftForm
+            kwargs["fields"] = ("name", "steps")
+        return super().get_form(request, obj, change, **kwargs)
+
+    def get_fields(self, request: Any, obj: Any = None) -> Any:
+        if obj is not None and self.has_change_permission(request, obj):
+            return ("name", "steps")
+        return super().get_fields(request, obj)
+
+    def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
+        if obj is not None and self.has_change_permission(request, obj):
+            return ()
+        return super().get_readonly_fields(request, obj)
+
+    def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:
+        # Through the API's service (audited `workflow:edited`), never a bare save of the row.
+        definition = Workflow.objects.get(pk=obj.pk).definition or {}
+        workflow_update(
+            user=request.user,
+            workflow=obj,
+            name=form.cleaned_data["name"],
+            steps=form.cleaned_data["steps"],
+            auto_close=obj.auto_close,
+            sla_hours=obj.sla_hours,
+            outcomes=definition.get("outcomes"),
+        )
 
     def has_publish_permission(self, request: Any) -> bool:
         return bool(request.user.tenant_id) and self._may_write(request)

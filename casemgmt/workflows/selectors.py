@@ -9,17 +9,38 @@ from uuid import UUID
 from django.db.models import F, Q, QuerySet
 
 from casemgmt.accounts.selectors import team_ids_of
-from casemgmt.workflows.models import CaseStep, Workflow
+from casemgmt.cases.models import Case
+from casemgmt.workflows.models import CaseStep, StepRun, Workflow
 from shared.api.errors import NotFound
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
-    from casemgmt.cases.models import Case
 
 
 def case_steps(*, case: Case) -> QuerySet[CaseStep]:
     """The steps of a case's workflow, in definition order."""
     return CaseStep.objects.filter(case=case).order_by("position")
+
+
+def case_relations(*, case: Case) -> tuple[Case | None, list[Case]]:
+    """The case's parent (the case whose `case` step created it) and its children, oldest first,
+    earlier rework rounds' children included."""
+    parent_id = (
+        CaseStep.objects.filter(child_case=case).values_list("case_id", flat=True).first()
+        or StepRun.objects.filter(child_case=case).values_list("case_id", flat=True).first()
+    )
+    parent = Case.objects.filter(id=parent_id, tenant_id=case.tenant_id).first() if parent_id else None
+    child_ids = (
+        CaseStep.objects.filter(case=case, child_case__isnull=False)
+        .values("child_case_id")
+        .union(StepRun.objects.filter(case=case, child_case__isnull=False).values("child_case_id"))
+    )
+    children = list(
+        Case.objects.filter(
+            id__in=[row["child_case_id"] for row in child_ids], tenant_id=case.tenant_id
+        ).order_by("created_at", "id")
+    )
+    return parent, children
 
 
 def step_results(case: Case) -> dict[str, Any]:

@@ -95,6 +95,12 @@ def child_case_finished(*, case: Case, event: str, **_: Any) -> None:
     the child's closing transaction; a parent step no longer active (rerouted, halted) is left be."""
     if event not in ("case:closed", "case:cancelled"):
         return
+    # The workflow's own work: whoever closed the child may not see the parent (access teams).
+    with rls.tenant_transaction(case.tenant_id):
+        _child_finished(case, event)
+
+
+def _child_finished(case: Case, event: str) -> None:
     parent_id = (
         CaseStep.objects.filter(child_case=case, status=CaseStep.ACTIVE, type="case")
         .values_list("case_id", flat=True)

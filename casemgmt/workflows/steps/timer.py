@@ -36,7 +36,7 @@ class TimerStep:
             errors.append({"field": f"{field}.until", "error": "must be a template giving an ISO 8601 time"})
         else:
             try:
-                check_template(until)
+                check_template(str(until))
             except TemplateError as exc:
                 errors.append({"field": f"{field}.until", "error": f"does not parse: {exc}"})
         if step.get("onFailure", "fail_case") not in ON_FAILURE:

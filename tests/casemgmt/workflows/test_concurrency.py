@@ -11,6 +11,7 @@ from django.db import connection
 from casemgmt.audit.models import AuditEvent
 from casemgmt.workflows.models import CaseStep
 from casemgmt.workflows.services import tasks_escalate_overdue
+from casemgmt.workflows.services.control import steps_due_fire
 from casemgmt.workflows.tasks import human_tasks_sweep
 from shared.api.time import now_ms
 from tests.casemgmt.workflows.conftest import ok, task_step
@@ -109,3 +110,16 @@ def test_concurrent_publishes_leave_exactly_one_default(flow):
     assert [r.status_code for r in responses] == [200, 200]
     listing = ok(flow.client.get(f"/workflows?caseTypeKey={flow.key}"))["data"]
     assert sum(1 for w in listing if w["isDefault"]) == 1
+
+
+def test_due_timers_fire_once_when_swept_twice_or_concurrently(flow, tenant):
+    flow.workflow([{"id": "cool", "name": "Cool off", "type": "timer", "after": "PT1H"}, task_step("next")])
+    cases = [flow.case()["id"] for _ in range(3)]
+    assert steps_due_fire() == 0  # not due yet
+    later = now_ms() + timedelta(hours=2)
+    results = run_together(lambda: steps_due_fire(now=later), lambda: steps_due_fire(now=later))
+    assert sum(results) == 3
+    assert steps_due_fire(now=later) == 0  # a second run finds nothing
+    fired = AuditEvent.objects.filter(tenant_id=tenant.id, action="timer:fired")
+    assert fired.count() == 3
+    assert CaseStep.objects.filter(case_id__in=cases, step_id="next", status="active").count() == 3

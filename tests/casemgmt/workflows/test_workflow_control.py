@@ -3,6 +3,7 @@ migration of live cases to another workflow version."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -296,3 +297,85 @@ def test_a_child_that_cannot_be_created_fails_the_step_on_the_next_sweep(flow):
     assert steps_due_fire() == 1
     assert flow.statuses(parent["id"]) == {"inspect": "skipped", "settle": "active"}
     assert "child case not created" in CaseStep.objects.get(case_id=parent["id"], step_id="inspect").error
+
+
+def test_the_admin_editor_saves_new_step_types_and_refuses_what_publish_refuses(
+    flow, admin_user, make_user, tenant
+):
+    body = {"caseTypeKey": flow.key, "name": "Drafted", "steps": [task_step("submit")]}
+    workflow = Workflow.objects.get(pk=ok(flow.client.post("/workflows", body, format="json"), 201)["id"])
+    url = f"/admin/workflows/workflow/{workflow.pk}/change/"
+    client = admin_client(admin_user)
+    assert 'name="steps"' in client.get(url).content.decode()
+    steps = [
+        task_step("submit"), task_step("review", **REVIEW),
+        {"id": "cool", "name": "Cool off", "type": "timer", "after": "PT48H"},
+        {"id": "docs", "name": "Documents", "type": "wait", "message": "documents"},
+        {"id": "inspect", "name": "Inspect", "type": "case", "caseTypeKey": flow.key, "data": {"title": "x"}},
+    ]  # fmt: skip
+    saved = client.post(url, {"name": "Edited", "steps": json.dumps(steps)})
+    assert saved.status_code == 302, saved.content.decode()[-2000:]
+    workflow.refresh_from_db()
+    assert workflow.name == "Edited" and [s["type"] for s in workflow.definition["steps"]][2:] == [
+        "timer",
+        "wait",
+        "case",
+    ]
+    assert audit_actions(admin_user.tenant_id, f"workflows/{workflow.pk}")[-1] == "workflow:edited"
+
+    forward = [
+        task_step("submit"),
+        task_step("review", outcomes=["ok", "redo"], routes={"redo": "pay"}),
+        task_step("pay"),
+    ]
+    refused = client.post(url, {"name": "Broken", "steps": json.dumps(forward)})
+    assert (
+        refused.status_code == 200
+        and "steps[1].routes.redo: step &#x27;pay&#x27; is not before this step" in refused.content.decode()
+    )
+    workflow.refresh_from_db()
+    assert workflow.name == "Edited"  # nothing saved
+    reader = make_user(tenant, permissions=["workflows:read"], is_staff=True)
+    assert admin_client(reader).post(url, {"name": "x", "steps": "[]"}).status_code == 403
+    ok(flow.client.post(f"/workflows/{workflow.pk}/publish"))
+    assert client.post(url, {"name": "x", "steps": json.dumps(steps)}).status_code == 403  # published: frozen
+
+
+def test_a_child_closed_by_someone_who_cannot_see_the_parent_still_completes_its_step(
+    flow, api, make_user, tenant
+):
+    from tests.casemgmt.workflows.test_teams import add_member, make_team
+
+    team = make_team(flow.client, "Fraud")
+    reader = ["cases:read", "cases:update", "tasks:read"]
+    member, outsider = make_user(tenant, permissions=reader), make_user(tenant, permissions=reader)
+    add_member(flow.client, team, member)
+    secret_key = f"fraud_{flow.key[-6:]}"
+    body = {
+        "key": secret_key,
+        "displayName": "Fraud",
+        "schema": {"type": "object"},
+        "accessTeams": [team["id"]],
+    }
+    ok(flow.client.post("/case-types", body, format="json"), 201)
+    steps = [{"id": "inspect", "name": "Inspect", "type": "case", "caseTypeKey": flow.key, "data": {"title": "x"}},
+             task_step("settle")]  # fmt: skip
+    draft = ok(
+        flow.client.post(
+            "/workflows", {"caseTypeKey": secret_key, "name": "S", "steps": steps}, format="json"
+        ),
+        201,
+    )
+    ok(flow.client.post(f"/workflows/{draft['id']}/publish"))
+    parent = ok(
+        flow.client.post("/cases", {"case_type_key": secret_key, "case_data": {}}, format="json"), 201
+    )
+    child_id = flow.steps(parent["id"])["inspect"]["childCaseId"]
+    child = ok(api(outsider).get(f"/cases/{child_id}"))
+    assert child["parentId"] is None  # the parent is hidden from the outsider
+    assert ok(api(member).get(f"/cases/{child_id}"))["parentId"] == parent["id"]
+
+    ok(api(outsider).post(f"/cases/{child_id}/close", {"outcome": "done"}, format="json"))
+    assert flow.statuses(parent["id"]) == {"inspect": "completed", "settle": "active"}
+    history_reader = ok(api(member).get(f"/cases/{parent['id']}"))
+    assert history_reader["children"][0]["status"] == "closed"
