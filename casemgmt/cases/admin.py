@@ -22,6 +22,7 @@ class CaseTypeAdminForm(forms.ModelForm):
         model = CaseType
         fields = ("key", "display_name", "description", "schema", "prefix", "sla_hours")
         help_texts = {"prefix": "Case number prefix; derived from the key when left empty."}
+        labels = {"sla_hours": "SLA hours"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -194,6 +194,11 @@ def _task_context(request: ConsoleRequest, row: Any, fields: list[FormField]) ->
         if row.assigned_to_id
         else "",
     }
+    context["can_release"] = (
+        row.status == "active"
+        and bool(row.assigned_to_id)
+        and (row.assigned_to_id == request.user.id or _can(request, "tasks:assign"))
+    )
     if context["can_complete"] and row.status == "active":  # reassign and escalate need tasks:complete
         context["assignees"] = assignable_users(tenant_id=row.tenant_id, role=row.role)
     if _can(request, "vault:read"):
@@ -258,6 +263,18 @@ def task_reassign_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> 
     )
     name = display_names(tenant_id=row.tenant_id, ids=[row.assigned_to_id]).get(str(row.assigned_to_id))
     messages.success(request, _("“%(task)s” is now with %(name)s.") % {"task": row.name, "name": name})
+    return redirect("console:task", case_id=case_id, step_id=step_id)
+
+
+@console_page()
+@require_POST
+def task_release_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
+    """The holder (or a holder of tasks:assign) gives the task back to its candidates; the
+    service checks who may, as for the API."""
+    row = inbox_services.task_release(user=request.user, case_id=case_id, step_id=step_id)
+    messages.success(
+        request, _("“%(task)s” released: anyone who may claim it can take it now.") % {"task": row.name}
+    )
     return redirect("console:task", case_id=case_id, step_id=step_id)
 
 

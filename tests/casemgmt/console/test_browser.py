@@ -361,6 +361,13 @@ def _both_widths(driver, name: str) -> None:
     driver.set_window_size(1280, 1000)
 
 
+def press(driver, selector: str) -> None:
+    """Clicks the element in one script (found and clicked at once: a live refresh between a
+    separate find and click would leave a stale reference)."""
+    script = "const e = document.querySelector(arguments[0]); if (e) { e.click(); } return !!e;"
+    until(driver, f"return (function(a){{ {script} }})({selector!r})", f"clicking {selector}")
+
+
 def _sign_in_as(driver, email: str, password: str) -> None:
     driver.delete_all_cookies()
     driver.get(driver.base + "/console/login")
@@ -424,7 +431,7 @@ def _start_case(driver, key: str) -> str:
     return driver.current_url.rsplit("/", 1)[1]
 
 
-def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
+def test_a_case_workers_day_invite_start_claim_release_reassign_complete_close_and_page(
     driver, admin_user, api, settings
 ):
     from casemgmt.accounts.models import User
@@ -451,19 +458,23 @@ def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
     sign_in(driver, admin_user)
     case_id = _start_case(driver, key)
     accessible(driver, "case page, just started")
-    driver.find_element(By.LINK_TEXT, "open task").click()
+    press(driver, "#case-live li a[href*='/console/tasks/']")  # "open task" (the region reloads live)
     shows(driver, "Case data")
-    driver.find_element(By.CSS_SELECTOR, "main [data-shortcut='c']").click()
+    press(driver, "main [data-shortcut='c']")
     shows(driver, "You hold “Review claim” now.")
     accessible(driver, "task, claimed")
     _both_widths(driver, "console-task-claimed")
+    press(driver, "main [data-shortcut='r']")
+    shows(driver, "“Review claim” released")
+    driver.find_element(By.TAG_NAME, "body").send_keys("c")  # claim again, from the keyboard
+    shows(driver, "You hold “Review claim” now.")
     Select(driver.find_element(By.ID, "reassign-to")).select_by_value(str(nora.id))
     driver.find_element(By.XPATH, "//main//button[.='Reassign']").click()
     shows(driver, "“Review claim” is now with Nora Newcomer.")
     # Nora completes it and closes the case with its outcome.
     _sign_in_as(driver, nora.email, NEW_PASSWORD)
     shows(driver, "Review claim")
-    driver.find_element(By.LINK_TEXT, "Review claim").click()
+    press(driver, "#inbox-live a[href$='/review']")
     shows(driver, "Approved amount (required)")
     driver.find_element(By.ID, "f-approved_amount").send_keys("1100")
     driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
@@ -474,8 +485,8 @@ def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
     driver.find_element(By.XPATH, "//main//button[starts-with(., 'Close')]").click()
     shows(driver, "closed.")
     shows(driver, "outcome: paid")
-    node = driver.find_element(By.CSS_SELECTOR, "svg.dag [data-node='review']")
-    assert node.get_attribute("data-status") == "completed"
+    state = "return document.querySelector(\"svg.dag [data-node='review']\").dataset.status"
+    assert driver.execute_script(state) == "completed"
     assert Case.objects.get(pk=case_id).outcome == "paid"
     accessible(driver, "case page, closed")
     _both_widths(driver, "console-case-closed")
@@ -491,13 +502,13 @@ def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
     shows(driver, "1–25 of 60")
     accessible(driver, "inbox, first page")
     _both_widths(driver, "console-inbox-paged")
-    driver.find_element(By.CSS_SELECTOR, "main a[rel=next]").click()
+    press(driver, "main a[rel=next]")
     shows(driver, "26–50 of 60")
-    driver.find_element(By.CSS_SELECTOR, "main a[rel=next]").click()
+    press(driver, "main a[rel=next]")
     shows(driver, "51–60 of 60")
     assert not driver.find_elements(By.CSS_SELECTOR, "main a[rel=next]")
-    claim = driver.find_element(By.CSS_SELECTOR, "main [data-shortcut='c']")
-    assert claim.get_attribute("aria-label").startswith("Claim Triage intake for case ")
+    label = "return document.querySelector(\"main [data-shortcut='c']\").getAttribute('aria-label')"
+    assert driver.execute_script(label).startswith("Claim Triage intake for case ")
     driver.find_element(By.TAG_NAME, "body").send_keys("j")
     until(driver, "return !!document.activeElement.closest('tr[data-row]')", "j to reach the first row")
     driver.switch_to.active_element.send_keys("c")
