@@ -258,6 +258,8 @@ def _field_error(error: dict[str, str]) -> str:
 @console_page("tasks:complete")
 @require_POST
 def task_reassign_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
+    # Another tenant's (or a hidden) task is a 404 before the form is looked at, as in the API.
+    task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
     row = inbox_services.task_reassign(
         user=request.user, case_id=case_id, step_id=step_id, assign_to=_uuid(request.POST.get("assignTo"))
     )
@@ -281,6 +283,7 @@ def task_release_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> H
 @console_page("tasks:complete")
 @require_POST
 def task_escalate_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
+    task_get_readable(user=request.user, case_id=case_id, step_id=step_id)  # 404 before the form
     reason = request.POST.get("reason", "").strip()[:2000]
     if not reason:
         raise errors.ValidationFailed(_("Give a reason to escalate."), field="reason")
