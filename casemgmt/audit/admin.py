@@ -4,9 +4,11 @@ with a verify action that checks the hash chain and its signed checkpoints exact
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
@@ -21,12 +23,25 @@ from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyTenantAdmin):
     api_permission = "admin:audit"
-    list_display = ("sequence", "timestamp", "actor", "action", "resource", "erased")
+    list_display = ("sequence", "timestamp", "actor_name", "action", "resource", "erased")
     list_filter = ("action",)
     search_fields = ("action", "resource", "actor")
     ordering = ("-sequence",)
     exclude = ("tenant",)
     actions = ("verify_selected",)
+
+    def get_changelist_instance(self, request: Any) -> Any:
+        """The page's actors by name, read once for the page (not once per row)."""
+        changelist = super().get_changelist_instance(request)
+        self._actor_names = _actor_names(list(changelist.result_list))
+        return changelist
+
+    @admin.display(description="actor", ordering="actor")
+    def actor_name(self, obj: AuditEvent) -> str:
+        """A person's display name (else email) with the id kept for search; other actors (the
+        system, a connector) as recorded."""
+        name = getattr(self, "_actor_names", {}).get((str(obj.actor), str(obj.tenant_id)))
+        return f"{name} ({obj.actor})" if name else str(obj.actor)
 
     def _may_verify(self, request: Any) -> bool:
         # Verification is recorded in the verifier's own tenant chain: superusers have none.
@@ -82,3 +97,18 @@ class AuditEventAdmin(ReadOnlyTenantAdmin):
             % {"subject": subject, "counted": counted, "detail": detail},
             level=messages.ERROR,
         )
+
+
+def _actor_names(events: list[AuditEvent]) -> dict[tuple[str, str], str]:
+    """(actor id, tenant id) -> name, for actors that are principals of the event's tenant. The
+    user model is looked up by name: the audit app sits below accounts and never imports it."""
+    wanted = set()
+    for event in events:
+        try:
+            wanted.add(uuid.UUID(str(event.actor)))
+        except ValueError:
+            continue
+    rows = (
+        get_user_model().objects.filter(pk__in=wanted).values_list("id", "tenant_id", "display_name", "email")
+    )
+    return {(str(pk), str(tenant)): name or email for pk, tenant, name, email in rows}

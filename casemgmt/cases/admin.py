@@ -24,6 +24,7 @@ class CaseTypeAdminForm(forms.ModelForm):
         model = CaseType
         fields = ("key", "display_name", "description", "schema", "prefix", "sla_hours")
         help_texts = {"prefix": gettext_lazy("Case number prefix; derived from the key when left empty.")}
+        labels = {"sla_hours": gettext_lazy("SLA hours")}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -18,6 +18,7 @@ urlpatterns = [
     path(
         "console/tasks/<uuid:case_id>/<str:step_id>/escalate", views.task_escalate_page, name="task-escalate"
     ),
+    path("console/tasks/<uuid:case_id>/<str:step_id>/release", views.task_release_page, name="task-release"),
     path("console/live/ticket", views.live_ticket_page, name="live-ticket"),
     path("console/dashboard", user_views.dashboard_page, name="dashboard"),
     path("console/preferences", user_views.preferences_page, name="preferences"),

@@ -194,6 +194,11 @@ def _task_context(request: ConsoleRequest, row: Any, fields: list[FormField]) ->
         if row.assigned_to_id
         else "",
     }
+    context["can_release"] = (
+        row.status == "active"
+        and bool(row.assigned_to_id)
+        and (row.assigned_to_id == request.user.id or _can(request, "tasks:assign"))
+    )
     if context["can_complete"] and row.status == "active":  # reassign and escalate need tasks:complete
         context["assignees"] = assignable_users(tenant_id=row.tenant_id, role=row.role)
     if _can(request, "vault:read"):
@@ -253,6 +258,8 @@ def _field_error(error: dict[str, str]) -> str:
 @console_page("tasks:complete")
 @require_POST
 def task_reassign_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
+    # Another tenant's (or a hidden) task is a 404 before the form is looked at, as in the API.
+    task_get_readable(user=request.user, case_id=case_id, step_id=step_id)
     row = inbox_services.task_reassign(
         user=request.user, case_id=case_id, step_id=step_id, assign_to=_uuid(request.POST.get("assignTo"))
     )
@@ -261,9 +268,22 @@ def task_reassign_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> 
     return redirect("console:task", case_id=case_id, step_id=step_id)
 
 
+@console_page()
+@require_POST
+def task_release_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
+    """The holder (or a holder of tasks:assign) gives the task back to its candidates; the
+    service checks who may, as for the API."""
+    row = inbox_services.task_release(user=request.user, case_id=case_id, step_id=step_id)
+    messages.success(
+        request, _("“%(task)s” released: anyone who may claim it can take it now.") % {"task": row.name}
+    )
+    return redirect("console:task", case_id=case_id, step_id=step_id)
+
+
 @console_page("tasks:complete")
 @require_POST
 def task_escalate_page(request: ConsoleRequest, case_id: UUID, step_id: str) -> HttpResponseBase:
+    task_get_readable(user=request.user, case_id=case_id, step_id=step_id)  # 404 before the form
     reason = request.POST.get("reason", "").strip()[:2000]
     if not reason:
         raise errors.ValidationFailed(_("Give a reason to escalate."), field="reason")

@@ -44,6 +44,9 @@ class Branding(models.Model):
     powered_by = models.CharField(max_length=200, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        verbose_name = verbose_name_plural = "branding"  # one per tenant: never "brandings"
+
     def __str__(self) -> str:
         return f"Branding of {self.tenant}"
 
@@ -52,6 +55,9 @@ class Terminology(models.Model):
     tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, related_name="terminology")
     labels = models.JSONField(default=dict)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = verbose_name_plural = "terminology"  # one per tenant: never "terminologys"
 
     def __str__(self) -> str:
         return f"Terminology of {self.tenant}"

@@ -13,6 +13,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -134,8 +135,29 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
                 )
 
     @admin.action(description=gettext_lazy("Publish selected drafts"), permissions=["publish"])
-    def publish(self, request: Any, queryset: Any) -> None:
+    def publish(self, request: Any, queryset: Any) -> Any:
+        """Publishing makes the version the case type's default, so the admin confirms first on a
+        page that says which version each draft replaces."""
+        if request.POST.get("confirmed") != "yes":
+            drafts = list(queryset.order_by("case_type_key", "version"))
+            for draft in drafts:
+                current = (
+                    Workflow.objects.filter(
+                        tenant_id=draft.tenant_id, case_type_key=draft.case_type_key, is_default=True
+                    )
+                    .exclude(pk=draft.pk)
+                    .values_list("version", flat=True)
+                    .first()
+                )
+                draft.replaces = current
+            context = {
+                **self.admin_site.each_context(request),
+                "drafts": drafts,
+                "title": _("Publish drafts"),
+            }
+            return TemplateResponse(request, "admin/workflows/workflow/publish_confirmation.html", context)
         self._apply(request, queryset, workflow_publish, _("%(name)s version %(version)s published."))
+        return None
 
     @admin.action(description=gettext_lazy("Withdraw selected published workflows"), permissions=["publish"])
     def withdraw(self, request: Any, queryset: Any) -> None:

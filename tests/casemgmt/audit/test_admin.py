@@ -64,3 +64,18 @@ def test_verify_needs_admin_audit_and_a_post(make_user, tenant, admin_user):
     assert reader.post("/admin/audit/auditevent/verify/").status_code == 403
     assert admin_client(admin_user).get("/admin/audit/auditevent/verify/").status_code == 405
     assert not AuditEvent.objects.filter(tenant=tenant, action="audit:verified").exists()
+
+
+def test_the_trail_names_people_and_keeps_other_actors_as_recorded(admin_user, tenant, other_tenant):
+    from casemgmt.accounts.models import User
+
+    stranger = User.objects.get(tenant=other_tenant, roles__name="admin")
+    record(tenant_id=tenant.id, actor="robot", action="connector:tested", resource="connectors/http")
+    record(tenant_id=tenant.id, actor=str(admin_user.id), action="case:viewed", resource="cases/y")
+    # An id of another tenant's principal is not that person here: it stays an id.
+    record(tenant_id=tenant.id, actor=str(stranger.id), action="case:viewed", resource="cases/x")
+    page = admin_client(admin_user).get("/admin/audit/auditevent/").content.decode()
+    name = admin_user.display_name or admin_user.email
+    assert f"{name} ({admin_user.id})" in page
+    assert ">robot<" in page
+    assert f">{stranger.id}<" in page and f"({stranger.id})" not in page

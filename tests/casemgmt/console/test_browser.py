@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from selenium import webdriver  # a dev dependency: a missing one is an install error, not a skip
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -69,14 +69,6 @@ def accessible(driver, page: str) -> None:
     assert not found, f"{page}: {found}"
 
 
-def press(driver, by: str, value: str) -> None:
-    """Clicks the element, found again if a live refresh replaced it between finding and clicking
-    (a page refreshes its parts by itself when an update about them arrives)."""
-    WebDriverWait(driver, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda d: d.find_element(by, value).click() or True
-    )
-
-
 def forget_session(driver) -> None:
     """Signed out, for sure: leave the page first, so no request it still has in flight (the live
     ticket's POST saves the session) puts the session cookie back after it is deleted."""
@@ -89,7 +81,7 @@ def sign_in(driver, user, path: str = "/console/") -> None:
     shows(driver, "Sign in")
     driver.find_element(By.ID, "email").send_keys(user.email)
     driver.find_element(By.ID, "password").send_keys(PASSWORD)
-    press(driver, By.CSS_SELECTOR, "main button[type=submit]")
+    driver.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
     until(driver, "return !!document.getElementById('live')", "signing in")
 
 
@@ -105,10 +97,10 @@ def test_log_in_claim_and_complete_a_task_after_a_validation_error(driver, waiti
     shows(driver, "Review claim")
     accessible(driver, "inbox")
     _shot(driver, "console-inbox.png")
-    press(driver, By.XPATH, "//main//button[contains(., 'Claim')]")
+    driver.find_element(By.XPATH, "//main//button[contains(., 'Claim')]").click()
     shows(driver, TASK_FORM)
     driver.find_element(By.ID, "f-amount").send_keys("0")
-    press(driver, By.XPATH, "//main//button[.='Complete']")
+    driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
     shows(driver, "Amount must be at least 1")
     assert driver.find_element(By.ID, "f-amount").get_attribute("aria-invalid") == "true"
     accessible(driver, "task with a validation error")
@@ -116,8 +108,8 @@ def test_log_in_claim_and_complete_a_task_after_a_validation_error(driver, waiti
     amount = driver.find_element(By.ID, "f-amount")
     amount.clear()
     amount.send_keys("5")
-    press(driver, By.ID, "f-approved")
-    press(driver, By.XPATH, "//main//button[.='Complete']")
+    driver.find_element(By.ID, "f-approved").click()
+    driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
     shows(driver, "Review claim — Completed")
     _shot(driver, "console-case-after-completion.png")
     row = CaseStep.objects.get(case_id=waiting_case["id"], step_id="review")
@@ -140,7 +132,7 @@ def test_a_case_change_made_elsewhere_arrives_live(driver, waiting_case, admin_u
     shows(driver, "version 2")
     _shot(driver, "console-case-live-update.png")
     # The inbox too: a task that appears while it is open shows up without a reload.
-    press(driver, By.LINK_TEXT, "Inbox")
+    driver.find_element(By.LINK_TEXT, "Inbox").click()
     until(driver, "return !!document.getElementById('inbox-live')", "the inbox to open")
     shows(driver, waiting_case["caseNumber"])
     flow = Flow(api, admin_user)
@@ -232,10 +224,10 @@ def test_no_live_update_is_lost_around_the_socket_opening_a_reload_or_a_navigati
 
     # 3. Created while a navigation to the inbox was in flight: the page arrives without it and
     # no region was there to reload when its message came.
-    press(driver, By.LINK_TEXT, "Cases")
+    driver.find_element(By.LINK_TEXT, "Cases").click()
     until(driver, "return !document.getElementById('inbox-live')", "the cases list to open")
     driver.execute_script("window.__live.holdResponses = true")
-    press(driver, By.LINK_TEXT, "Inbox")
+    driver.find_element(By.LINK_TEXT, "Inbox").click()
     until(driver, "return window.__live.heldResponses.length === 1", "the inbox response to be held")
     seen = _messages(driver)
     during_navigation = flow.case({"amount": 7, "title": "Loose railing"})
@@ -252,7 +244,7 @@ def test_upload_a_document_and_see_it_listed(driver, waiting_case, admin_user, t
     path.write_bytes(b"%PDF-1.4 quote for one window")
     driver.find_element(By.ID, "upload-file").send_keys(str(path))
     driver.find_element(By.ID, "upload-description").send_keys("Glazier's quote")
-    press(driver, By.XPATH, "//main//button[.='Upload']")
+    driver.find_element(By.XPATH, "//main//button[.='Upload']").click()
     shows(driver, "glazier-quote.pdf")
     _shot(driver, "console-document-uploaded.png")
     document = Document.objects.get(case_id=waiting_case["id"])
@@ -300,7 +292,7 @@ def test_dashboard_charts_preferences_and_accessibility_on_every_main_page(drive
     shows(driver, "Theme")
     accessible(driver, "preferences")
     Select(driver.find_element(By.ID, "pref-theme")).select_by_value("High Contrast Dark")
-    press(driver, By.XPATH, "//main//button[.='Save']")
+    driver.find_element(By.XPATH, "//main//button[.='Save']").click()
     shows(driver, "Preferences saved.")
     scheme = "return document.documentElement.dataset.scheme"
     assert driver.execute_script(scheme) == "dark"
@@ -375,13 +367,20 @@ def _both_widths(driver, name: str) -> None:
     driver.set_window_size(1280, 1000)
 
 
+def press(driver, selector: str) -> None:
+    """Clicks the element in one script (found and clicked at once: a live refresh between a
+    separate find and click would leave a stale reference)."""
+    script = "const e = document.querySelector(arguments[0]); if (e) { e.click(); } return !!e;"
+    until(driver, f"return (function(a){{ {script} }})({selector!r})", f"clicking {selector}")
+
+
 def _sign_in_as(driver, email: str, password: str) -> None:
     forget_session(driver)
     driver.get(driver.base + "/console/login")
     shows(driver, "Sign in")
     driver.find_element(By.ID, "email").send_keys(email)
     driver.find_element(By.ID, "password").send_keys(password)
-    press(driver, By.CSS_SELECTOR, "main button[type=submit]")
+    driver.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
     until(driver, "return !!document.getElementById('live')", "signing in")
 
 
@@ -397,9 +396,9 @@ def _invite(driver, settings, admin_user) -> str:
     driver.find_element(By.ID, "id_email").send_keys("nora@acme.test")
     driver.find_element(By.ID, "id_display_name").send_keys("Nora Newcomer")
     Select(driver.find_element(By.ID, "id_roles_from")).select_by_visible_text("Case Worker")
-    press(driver, By.ID, "id_roles_add")
+    driver.find_element(By.ID, "id_roles_add").click()
     assert driver.find_element(By.ID, "id_onboarding_0").is_selected()  # "Invite by email" by default
-    press(driver, By.NAME, "_save")
+    driver.find_element(By.NAME, "_save").click()
     WebDriverWait(driver, 20).until(lambda d: User.objects.filter(email="nora@acme.test").exists())
     nora = User.objects.get(email="nora@acme.test")
     with smtp_sink() as (inbox, port):
@@ -415,14 +414,14 @@ def _invite(driver, settings, admin_user) -> str:
 
 def _start_case(driver, key: str) -> str:
     """The new-case form from the case type's schema: refused in words first, then started."""
-    press(driver, By.LINK_TEXT, "New Case")
+    driver.find_element(By.LINK_TEXT, "New Case").click()
     shows(driver, "Continue")
     Select(driver.find_element(By.ID, "new-type")).select_by_value(key)
-    press(driver, By.XPATH, "//main//button[.='Continue']")
+    driver.find_element(By.XPATH, "//main//button[.='Continue']").click()
     shows(driver, "Amount claimed (required)")
     driver.find_element(By.ID, "f-amount_claimed").send_keys("12.5")
     driver.find_element(By.ID, "f-due_from").send_keys("12312026")  # the date picker's keyboard entry
-    press(driver, By.XPATH, "//main//button[starts-with(., 'Start')]")
+    driver.find_element(By.XPATH, "//main//button[starts-with(., 'Start')]").click()
     shows(driver, "Amount claimed must be a whole number")
     shows(driver, "Full name is required")
     accessible(driver, "new case with errors")
@@ -433,12 +432,12 @@ def _start_case(driver, key: str) -> str:
     driver.find_element(By.ID, "f-claimant-name").send_keys("Ada Lovelace")
     Select(driver.find_element(By.ID, "f-channel")).select_by_value("phone")
     driver.find_element(By.ID, "f-tags").send_keys("windscreen\nurgent")
-    press(driver, By.XPATH, "//main//button[starts-with(., 'Start')]")
+    driver.find_element(By.XPATH, "//main//button[starts-with(., 'Start')]").click()
     shows(driver, "started.")
     return driver.current_url.rsplit("/", 1)[1]
 
 
-def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
+def test_a_case_workers_day_invite_start_claim_release_reassign_complete_close_and_page(
     driver, admin_user, api, settings
 ):
     from casemgmt.accounts.models import User
@@ -456,7 +455,7 @@ def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
     _both_widths(driver, "console-set-password")
     driver.find_element(By.ID, "new-password").send_keys(NEW_PASSWORD)
     driver.find_element(By.ID, "confirm-password").send_keys(NEW_PASSWORD)
-    press(driver, By.XPATH, "//main//button[starts-with(., 'Set password')]")
+    driver.find_element(By.XPATH, "//main//button[starts-with(., 'Set password')]").click()
     shows(driver, "Your password is set. Welcome!")
     assert driver.current_url == driver.base + "/console/"
     nora = User.objects.get(email="nora@acme.test")
@@ -465,31 +464,35 @@ def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
     sign_in(driver, admin_user)
     case_id = _start_case(driver, key)
     accessible(driver, "case page, just started")
-    press(driver, By.LINK_TEXT, "open task")
+    press(driver, "#case-live li a[href*='/console/tasks/']")  # "open task" (the region reloads live)
     shows(driver, "Case data")
-    press(driver, By.CSS_SELECTOR, "main [data-shortcut='c']")
+    press(driver, "main [data-shortcut='c']")
     shows(driver, "You hold “Review claim” now.")
     accessible(driver, "task, claimed")
     _both_widths(driver, "console-task-claimed")
+    press(driver, "main [data-shortcut='r']")
+    shows(driver, "“Review claim” released")
+    driver.find_element(By.TAG_NAME, "body").send_keys("c")  # claim again, from the keyboard
+    shows(driver, "You hold “Review claim” now.")
     Select(driver.find_element(By.ID, "reassign-to")).select_by_value(str(nora.id))
-    press(driver, By.XPATH, "//main//button[.='Reassign']")
+    driver.find_element(By.XPATH, "//main//button[.='Reassign']").click()
     shows(driver, "“Review claim” is now with Nora Newcomer.")
     # Nora completes it and closes the case with its outcome.
     _sign_in_as(driver, nora.email, NEW_PASSWORD)
     shows(driver, "Review claim")
-    press(driver, By.LINK_TEXT, "Review claim")
+    press(driver, "#inbox-live a[href$='/review']")
     shows(driver, "Approved amount (required)")
     driver.find_element(By.ID, "f-approved_amount").send_keys("1100")
-    press(driver, By.XPATH, "//main//button[.='Complete']")
+    driver.find_element(By.XPATH, "//main//button[.='Complete']").click()
     shows(driver, "“Review claim” completed.")
     shows(driver, "ready to close")
     Select(driver.find_element(By.ID, "close-outcome")).select_by_value("paid")
     driver.find_element(By.ID, "close-reason").send_keys("Paid by transfer")
-    press(driver, By.XPATH, "//main//button[starts-with(., 'Close')]")
+    driver.find_element(By.XPATH, "//main//button[starts-with(., 'Close')]").click()
     shows(driver, "closed.")
     shows(driver, "outcome: paid")
-    node = driver.find_element(By.CSS_SELECTOR, "svg.dag [data-node='review']")
-    assert node.get_attribute("data-status") == "completed"
+    state = "return document.querySelector(\"svg.dag [data-node='review']\").dataset.status"
+    assert driver.execute_script(state) == "completed"
     assert Case.objects.get(pk=case_id).outcome == "paid"
     accessible(driver, "case page, closed")
     _both_widths(driver, "console-case-closed")
@@ -505,13 +508,13 @@ def test_a_case_workers_day_invite_start_claim_reassign_complete_close_and_page(
     shows(driver, "1–25 of 60")
     accessible(driver, "inbox, first page")
     _both_widths(driver, "console-inbox-paged")
-    press(driver, By.CSS_SELECTOR, "main a[rel=next]")
+    press(driver, "main a[rel=next]")
     shows(driver, "26–50 of 60")
-    press(driver, By.CSS_SELECTOR, "main a[rel=next]")
+    press(driver, "main a[rel=next]")
     shows(driver, "51–60 of 60")
     assert not driver.find_elements(By.CSS_SELECTOR, "main a[rel=next]")
-    claim = driver.find_element(By.CSS_SELECTOR, "main [data-shortcut='c']")
-    assert claim.get_attribute("aria-label").startswith("Claim Triage intake for case ")
+    label = "return document.querySelector(\"main [data-shortcut='c']\").getAttribute('aria-label')"
+    assert driver.execute_script(label).startswith("Claim Triage intake for case ")
     driver.find_element(By.TAG_NAME, "body").send_keys("j")
     until(driver, "return !!document.activeElement.closest('tr[data-row]')", "j to reach the first row")
     driver.switch_to.active_element.send_keys("c")

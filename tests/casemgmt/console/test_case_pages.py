@@ -323,3 +323,29 @@ def test_dashboard_without_closed_cases_says_so(api, admin_user):
     page = signed_in(admin_user).get("/console/dashboard").content.decode()
     assert page.count("No closed cases yet") == 2 and " s</dd>" not in page and "100 %" not in page
     assert '"Motor claim"' in page  # the type chart names the case type, not its key
+
+
+def test_the_holder_releases_a_task(api, admin_user, tenant, make_user, other_tenant):
+    from django.test import Client
+
+    from casemgmt.accounts.models import User
+
+    key = claim_type(api, admin_user)
+    case = started(api, admin_user, key)
+    task = f"/console/tasks/{case['id']}/review"
+    worker = make_user(tenant, permissions=["tasks:read", "tasks:claim", "tasks:complete"])
+    holder = signed_in(worker)
+    assert "/release" not in holder.get(task).content.decode()  # nothing to release while unclaimed
+    assert holder.post(task + "/claim").status_code == 302
+    assert "Release Review claim for case" in holder.get(task).content.decode()
+    other = signed_in(make_user(tenant, permissions=["tasks:read", "tasks:claim"]))
+    assert "/release" not in other.get(task).content.decode()
+    assert other.post(task + "/release").status_code == 403  # neither the holder nor tasks:assign
+    stranger = signed_in(User.objects.get(tenant=other_tenant, roles__name="admin"))
+    assert stranger.post(task + "/release").status_code == 404
+    anonymous = Client().post(task + "/release")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/console/login")
+    assert CaseStep.objects.get(case_id=case["id"], step_id="review").assigned_to_id == worker.id
+    assert holder.post(task + "/release").status_code == 302
+    assert CaseStep.objects.get(case_id=case["id"], step_id="review").assigned_to_id is None
+    assert "“Review claim” released" in holder.get(task).content.decode()

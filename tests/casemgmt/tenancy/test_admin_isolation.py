@@ -35,6 +35,8 @@ def populate(api, make_user, tenant: Tenant, marker: str) -> None:
         201,
     )
     ok(client.put("/connectors/slack/config", {"config": {"token": f"xoxb-{marker}"}}, format="json"))
+    team = ok(client.post("/teams", {"name": f"Team {marker}"}, format="json"), 201)
+    ok(client.post(f"/teams/{team['id']}/members", {"userId": str(admin_user.id)}, format="json"), 201)
     subject = make_user(tenant, permissions=["cases:read"], display_name=f"Subject {marker}")
     ok(client.post("/admin/erasure", {"userId": str(subject.id), "reason": marker}, format="json"), 202)
 

@@ -12,12 +12,17 @@ def draft(flow, steps) -> Workflow:
     return Workflow.objects.get(pk=ok(flow.client.post("/workflows", body, format="json"), 201)["id"])
 
 
-def act(client, action: str, *workflows: Workflow):
+def act(client, action: str, *workflows: Workflow, **extra: str):
     return client.post(
         "/admin/workflows/workflow/",
-        {"action": action, "_selected_action": [str(w.pk) for w in workflows]},
+        {"action": action, "_selected_action": [str(w.pk) for w in workflows], **extra},
         follow=True,
     )
+
+
+def publish(client, *workflows: Workflow):
+    """Publish, past the confirmation page."""
+    return act(client, "publish", *workflows, confirmed="yes")
 
 
 def test_tenant_admin_publishes_then_withdraws_a_workflow(flow, admin_user):
@@ -25,7 +30,12 @@ def test_tenant_admin_publishes_then_withdraws_a_workflow(flow, admin_user):
     client = admin_client(admin_user)
     page = client.get(f"/admin/workflows/workflow/{workflow.pk}/change/")
     assert page.status_code == 200 and b"review" in page.content  # the definition is shown
-    response = act(client, "publish", workflow)
+    asked = act(client, "publish", workflow)  # publishing changes the default: asked first
+    assert b"Publish these drafts?" in asked.content
+    assert b"Drafted version 1 becomes the default for new" in asked.content
+    workflow.refresh_from_db()
+    assert workflow.status == Workflow.DRAFT
+    response = publish(client, workflow)
     assert "Drafted version 1 published." in [str(m) for m in response.context["messages"]]
     workflow.refresh_from_db()
     assert (workflow.status, workflow.is_default) == (Workflow.PUBLISHED, True)
@@ -40,7 +50,7 @@ def test_tenant_admin_publishes_then_withdraws_a_workflow(flow, admin_user):
 
 def test_a_refused_publish_is_a_message_and_the_draft_stays(flow, admin_user):
     workflow = draft(flow, [task_step("review", role="no_such_role")])
-    response = act(admin_client(admin_user), "publish", workflow)
+    response = publish(admin_client(admin_user), workflow)
     assert response.status_code == 200
     errors = [str(m) for m in response.context["messages"] if m.level_tag == "error"]
     assert errors and "Drafted" in errors[0]
@@ -54,7 +64,7 @@ def test_a_reader_of_workflows_cannot_publish(flow, make_user, tenant):
     client = admin_client(reader)
     listing = client.get("/admin/workflows/workflow/")
     assert listing.status_code == 200 and b'value="publish"' not in listing.content
-    act(client, "publish", workflow)
+    publish(client, workflow)
     workflow.refresh_from_db()
     assert workflow.status == Workflow.DRAFT
 

@@ -36,6 +36,11 @@ def test_tenant_admin_publishes_a_draft_in_the_admin(driver, live_server, flow, 
     driver.find_element(By.CSS_SELECTOR, f"input[name=_selected_action][value='{draft['id']}']").click()
     Select(driver.find_element(By.NAME, "action")).select_by_value("publish")
     driver.find_element(By.NAME, "index").click()
+    browser.wait_for_text(
+        driver, "Publish these drafts?", selector="#content"
+    )  # the default changes: asked first
+    assert Workflow.objects.get(pk=draft["id"]).status == Workflow.DRAFT
+    driver.find_element(By.CSS_SELECTOR, "#content input[type=submit]").click()
     browser.wait_for_text(driver, "Browser drafted version 1 published.", selector=".messagelist")
     browser.save_screenshot(driver, "admin-workflow-published.png")
     assert Workflow.objects.get(pk=draft["id"]).status == Workflow.PUBLISHED

@@ -105,7 +105,7 @@ def test_the_admin_publishes_new_step_types_with_the_same_checks(flow, admin_use
     def publish(workflow):
         response = admin_client(admin_user).post(
             "/admin/workflows/workflow/",
-            {"action": "publish", "_selected_action": [str(workflow.pk)]},
+            {"action": "publish", "_selected_action": [str(workflow.pk)], "confirmed": "yes"},
             follow=True,
         )
         workflow.refresh_from_db()

@@ -183,7 +183,7 @@
 
   // --- keyboard shortcuts (listed on the page, in #shortcuts) ----------------------------------
   // j / k move between the inbox's rows (focus goes to the row's task link, so Enter opens it),
-  // c claims (the focused row's task in the inbox, this task on a task page), e goes to the first
+  // c claims (the focused row's task in the inbox, this task on a task page), r releases it, e goes to the first
   // field of the form, ? shows the list. Never while typing in a field or with a modifier key.
   function typing(target) {
     return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
@@ -211,6 +211,10 @@
     if (event.key === "j") moveRow(1);
     else if (event.key === "k") moveRow(-1);
     else if (event.key === "c") claim();
+    else if (event.key === "r") {
+      var release = document.querySelector("[data-shortcut='r']");
+      if (release) release.click();
+    }
     else if (event.key === "e") {
       var first = document.querySelector("#task-form input:not([type=hidden]), #task-form select, #task-form textarea");
       if (first) first.focus();
