@@ -48,7 +48,7 @@ from casemgmt.workflows.models import Workflow
 from casemgmt.workflows.services.workflows import workflow_create, workflow_publish, workflow_update
 from shared.api import errors
 from shared.api.fields import StrictCharField
-from shared.definitions.files import Document, located
+from shared.definitions.files import Document, located, validated_items
 from shared.definitions.plan import Change, field_diff, plan_body
 from shared.locks import try_lock_name
 
@@ -308,22 +308,9 @@ def _item(document: Document) -> Item:
 
 
 def _items(documents: list[Document]) -> dict[tuple[str, str], Item]:
-    items: dict[tuple[str, str], Item] = {}
-    problems: list[dict[str, str]] = []
-    for document in documents:
-        try:
-            item = _item(document)
-        except Exception as exc:  # noqa: BLE001 - located() keeps ours and re-raises anything else
-            problems += located(exc, document.where).errors
-            continue
-        key = (item.kind.name, item.id)
-        if key in items:
-            problems.append({"field": f"{document.where}:{item.kind.identity}",
-                             "error": f"{key[0]} {key[1]} is also defined in {items[key].document.where}"})  # fmt: skip
-        items[key] = item
-    if problems:
-        raise errors.ValidationFailed.from_errors(problems)
-    return items
+    return validated_items(
+        documents, _item, kind_of=lambda item: item.kind.name, id_field_of=lambda item: item.kind.identity
+    )
 
 
 def stored_state(tenant: Tenant) -> dict[str, dict[str, Any]]:

@@ -32,7 +32,7 @@ from orchestrator.schedules.apis import ScheduleDetailApi
 from orchestrator.schedules.models import Schedule
 from shared.api import errors
 from shared.api.time import iso
-from shared.definitions.files import Document, located
+from shared.definitions.files import Document, located, validated_items
 from shared.definitions.plan import Change, field_diff, plan_body
 from shared.locks import try_lock_name
 
@@ -207,22 +207,7 @@ def _item(document: Document) -> Item:
 
 def _items(documents: list[Document]) -> dict[tuple[str, str], Item]:
     """Every document validated, every problem of every file in one error."""
-    items: dict[tuple[str, str], Item] = {}
-    problems: list[dict[str, str]] = []
-    for document in documents:
-        try:
-            item = _item(document)
-        except Exception as exc:  # noqa: BLE001 - located() keeps ours and re-raises anything else
-            problems += located(exc, document.where).errors
-            continue
-        key = (item.kind.name, item.id)
-        if key in items:
-            problems.append({"field": f"{document.where}:id",
-                             "error": f"{key[0]} {key[1]} is also defined in {items[key].document.where}"})  # fmt: skip
-        items[key] = item
-    if problems:
-        raise errors.ValidationFailed.from_errors(problems)
-    return items
+    return validated_items(documents, _item, kind_of=lambda item: item.kind.name, id_field_of=lambda _: "id")
 
 
 def stored_state() -> dict[str, dict[str, dict[str, Any]]]:

@@ -4,9 +4,10 @@ a mix, per file; every document is a mapping with a `kind`. Files are read in na
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import yaml
 
@@ -130,3 +131,40 @@ def located(exc: Exception, where: str) -> ApplicationError:
     located_error = type(error)(f"{first['field']}: {first['error']}", errors=located_errors)
     located_error.code = error.code
     return located_error
+
+
+class _Validated(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def document(self) -> Document: ...
+
+
+ItemT = TypeVar("ItemT", bound=_Validated)
+
+
+def validated_items(
+    documents: list[Document],
+    item_of: Callable[[Document], ItemT],
+    *,
+    kind_of: Callable[[ItemT], str],
+    id_field_of: Callable[[ItemT], str],
+) -> dict[tuple[str, str], ItemT]:
+    """Every document validated by `item_of`, and every problem of every file (a bad field, an id
+    defined twice) in one error, each named by its file and field: a sync applies all or nothing."""
+    items: dict[tuple[str, str], ItemT] = {}
+    problems: list[dict[str, str]] = []
+    for document in documents:
+        try:
+            item = item_of(document)
+        except Exception as exc:  # noqa: BLE001 - located() keeps ours and re-raises anything else
+            problems += located(exc, document.where).errors
+            continue
+        key = (kind_of(item), item.id)
+        if key in items:
+            problems.append({"field": f"{document.where}:{id_field_of(item)}",
+                             "error": f"{key[0]} {key[1]} is also defined in {items[key].document.where}"})  # fmt: skip
+        items[key] = item
+    if problems:
+        raise ValidationFailed.from_errors(problems)
+    return items
