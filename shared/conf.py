@@ -223,6 +223,12 @@ TEMPLATES = [
 LANGUAGES = [("en", "English"), ("de", "Deutsch")]
 
 
+def locale_paths(service: str) -> list[Path]:
+    """The service's console catalogue and the shared one, which take precedence over the other
+    installed apps' (Django prefers LOCALE_PATHS; among apps, the first listed)."""
+    return [ROOT_DIR / service / "console" / "locale", ROOT_DIR / "shared" / "web" / "locale"]
+
+
 def database(config: dict[str, Any], *, conn_max_age: int) -> dict[str, Any]:
     """Shapes a parsed database URL: metrics-wrapped PostgreSQL (`shared.db.postgresql`) with a
     connect timeout, or SQLite tuned for a web process and a worker writing at once (WAL, immediate

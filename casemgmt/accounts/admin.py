@@ -41,19 +41,19 @@ class RoleAdminForm(forms.ModelForm):
             tenant_id
             and Role.objects.filter(tenant_id=tenant_id, name=name).exclude(pk=self.instance.pk).exists()
         ):
-            raise forms.ValidationError(f"A role named {name!r} already exists.")
+            raise forms.ValidationError(_("A role named %(name)r already exists.") % {"name": name})
         return name
 
     def clean_permissions(self) -> list[str]:
         permissions = self.cleaned_data.get("permissions")
         if not isinstance(permissions, list) or not all(isinstance(p, str) for p in permissions):
-            raise forms.ValidationError("Permissions must be a JSON list of strings.")
+            raise forms.ValidationError(_("Permissions must be a JSON list of strings."))
         unknown = [p for p in permissions if not is_valid_permission(p, KNOWN_PERMISSIONS)]
         if unknown:
-            raise forms.ValidationError(f"Unknown permissions: {', '.join(unknown)}.")
+            raise forms.ValidationError(_("Unknown permissions: %(names)s.") % {"names": ", ".join(unknown)})
         before = list(self.instance.permissions or []) if self.instance.pk else []
         if not grantable_by(self.request.user, [p for p in permissions if p not in before]):
-            raise forms.ValidationError("You may only grant permissions you hold yourself.")
+            raise forms.ValidationError(_("You may only grant permissions you hold yourself."))
         return permissions
 
 
@@ -94,7 +94,7 @@ class UserAdminForm(forms.ModelForm):
     def clean_is_active(self) -> bool:
         active = self.cleaned_data["is_active"]
         if not active and self.instance.pk and self.instance.pk == self.request.user.pk:
-            raise forms.ValidationError("You cannot disable your own account.")
+            raise forms.ValidationError(_("You cannot disable your own account."))
         return active
 
     def clean_roles(self) -> Any:
@@ -102,7 +102,7 @@ class UserAdminForm(forms.ModelForm):
         kept = set(self.instance.roles.values_list("pk", flat=True)) if self.instance.pk else set()
         added = [p for role in roles or [] if role.pk not in kept for p in role.permissions]
         if not grantable_by(self.request.user, added):
-            raise forms.ValidationError("You may only assign roles whose permissions you hold yourself.")
+            raise forms.ValidationError(_("You may only assign roles whose permissions you hold yourself."))
         return roles
 
 

@@ -1,10 +1,12 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 from casemgmt.accounts import openapi  # noqa: F401 - importing it registers the OpenAPI auth extension
 
 
 class AccountsConfig(AppConfig):
     name = "casemgmt.accounts"
+    verbose_name = gettext_lazy("Accounts")
     label = "accounts"
 
     def ready(self) -> None:

@@ -12,6 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from casemgmt.audit import checkpoints, services
 from casemgmt.audit.models import AuditEvent
@@ -68,22 +70,33 @@ class AuditEventAdmin(ReadOnlyTenantAdmin):
         self._report(request, result, "The audit chain", checkpoints=report)
         return HttpResponseRedirect(reverse("admin:audit_auditevent_changelist"))
 
-    @admin.action(description="Verify the selected events against the chain", permissions=["verify"])
+    @admin.action(
+        description=gettext_lazy("Verify the selected events against the chain"), permissions=["verify"]
+    )
     def verify_selected(self, request: Any, queryset: Any) -> None:
         events = queryset.order_by("sequence").iterator()
         result = services.verify_events_in_chain(tenant_id=request.user.tenant_id, events=events)
         services.audit_record_verification(user=request.user, scope="audit/events", result=result)
-        self._report(request, result, "The selected events")
+        self._report(request, result, _("The selected events"))
 
     def _report(self, request: Any, result: Any, subject: str, checkpoints: Any = None) -> None:
-        counted = f"{result.entries_checked} entries checked"
+        counted = _("%(count)s entries checked") % {"count": result.entries_checked}
         if checkpoints is not None:
-            counted += f", {checkpoints.checked} signed checkpoints checked"
+            counted += _(", %(count)s signed checkpoints checked") % {"count": checkpoints.checked}
         if result.is_valid:
-            self.message_user(request, f"{subject}: valid ({counted}).", level=messages.SUCCESS)
+            self.message_user(
+                request,
+                _("%(subject)s: valid (%(counted)s).") % {"subject": subject, "counted": counted},
+                level=messages.SUCCESS,
+            )
             return
         detail = "; ".join(result.errors[:5])
-        self.message_user(request, f"{subject}: INVALID ({counted}). {detail}", level=messages.ERROR)
+        self.message_user(
+            request,
+            _("%(subject)s: INVALID (%(counted)s). %(detail)s")
+            % {"subject": subject, "counted": counted, "detail": detail},
+            level=messages.ERROR,
+        )
 
 
 def _actor_names(events: list[AuditEvent]) -> dict[tuple[str, str], str]:

@@ -1,10 +1,12 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 from casemgmt.tenancy import changes
 
 
 class AuditConfig(AppConfig):
     name = "casemgmt.audit"
+    verbose_name = gettext_lazy("Audit")
     label = "audit"
 
     def ready(self) -> None:

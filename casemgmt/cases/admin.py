@@ -9,6 +9,8 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from casemgmt.cases.jsondata import check_schema
 from casemgmt.cases.models import Case, CaseType
@@ -21,8 +23,8 @@ class CaseTypeAdminForm(forms.ModelForm):
     class Meta:
         model = CaseType
         fields = ("key", "display_name", "description", "schema", "prefix", "sla_hours")
-        help_texts = {"prefix": "Case number prefix; derived from the key when left empty."}
-        labels = {"sla_hours": "SLA hours"}
+        help_texts = {"prefix": gettext_lazy("Case number prefix; derived from the key when left empty.")}
+        labels = {"sla_hours": gettext_lazy("SLA hours")}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -32,13 +34,13 @@ class CaseTypeAdminForm(forms.ModelForm):
     def clean_key(self) -> str:
         key = self.cleaned_data["key"]
         if not KEY_RE.match(key):
-            raise forms.ValidationError("Use snake_case: a-z, 0-9 and _, starting with a letter.")
+            raise forms.ValidationError(_("Use snake_case: a-z, 0-9 and _, starting with a letter."))
         return key
 
     def clean_prefix(self) -> str:
         prefix = self.cleaned_data.get("prefix") or ""
         if prefix and not PREFIX_RE.match(prefix):
-            raise forms.ValidationError("2 to 8 characters of A-Z and 0-9.")
+            raise forms.ValidationError(_("2 to 8 characters of A-Z and 0-9."))
         return prefix
 
     def clean_schema(self) -> Any:

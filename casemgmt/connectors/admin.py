@@ -11,6 +11,8 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from casemgmt.connectors.models import ConnectorConfig
 from casemgmt.connectors.registry import connectors
@@ -34,7 +36,9 @@ def _configurable() -> list[tuple[str, str]]:
 class ConnectorConfigAdminForm(forms.ModelForm):
     key = forms.ChoiceField(choices=_configurable)
     config = forms.JSONField(
-        help_text='A JSON object of the connector\'s settings. Secrets show as "***"; leave them so to keep them.'
+        help_text=gettext_lazy(
+            'A JSON object of the connector\'s settings. Secrets show as "***"; leave them so to keep them.'
+        )
     )
 
     class Meta:
@@ -62,7 +66,7 @@ class ConnectorConfigAdminForm(forms.ModelForm):
     def clean_config(self) -> dict[str, Any]:
         config = self.cleaned_data.get("config")
         if not isinstance(config, dict):
-            raise forms.ValidationError("The configuration must be a JSON object.")
+            raise forms.ValidationError(_("The configuration must be a JSON object."))
         return config
 
     def clean(self) -> dict[str, Any]:

@@ -1,10 +1,12 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 from casemgmt.cases.hooks import create_read_register, listener_register
 
 
 class ConnectorsConfig(AppConfig):
     name = "casemgmt.connectors"
+    verbose_name = gettext_lazy("Connectors")
     label = "connectors"
 
     def ready(self) -> None:

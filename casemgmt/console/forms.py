@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.http import QueryDict
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from casemgmt.cases.schema_words import label_of, ordered_properties
@@ -203,15 +204,25 @@ def _day(raw: str, name: str, label: str) -> date:
         ) from None
 
 
+def _day_start(day: date) -> datetime:
+    """Midnight of `day` in the page's time zone (the user's): a day is the user's day."""
+    return datetime.combine(day, time.min).replace(tzinfo=timezone.get_current_timezone())
+
+
+def _instant(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def inbox_filters(query: QueryDict) -> InboxFilters:
-    """`status` and `sortBy` as the API takes them; `dueFrom` / `dueBy` are whole days, both
-    inclusive, turned into the API's exclusive `dueAfter` / `dueBefore` instants (UTC);
-    `caseType` is a case type key."""
+    """`status` and `sortBy` as the API takes them; `dueFrom` / `dueBy` are whole days in the
+    user's time zone, both inclusive, turned into the API's exclusive `dueAfter` / `dueBefore`
+    instants; `caseType` is a case type key."""
     values = {k: str(query.get(k, "")).strip() for k in ("status", "caseType", "dueFrom", "dueBy", "sortBy")}
     params = {k: values[k] for k in ("status", "sortBy") if values[k]}
     if values["dueFrom"]:
         day = _day(values["dueFrom"], "dueFrom", _("Due from"))
-        params["dueAfter"] = f"{day - timedelta(days=1)}T23:59:59.999999Z"
+        params["dueAfter"] = _instant(_day_start(day) - timedelta(microseconds=1))
     if values["dueBy"]:
-        params["dueBefore"] = f"{_day(values['dueBy'], 'dueBy', _('Due by')) + timedelta(days=1)}T00:00:00Z"
+        day = _day(values["dueBy"], "dueBy", _("Due by"))
+        params["dueBefore"] = _instant(_day_start(day + timedelta(days=1)))
     return InboxFilters(values=values, params=params, case_type=values["caseType"] or None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zoneinfo
 from typing import Any
 
 from django.conf import settings
@@ -21,6 +20,7 @@ from casemgmt.console.teams_context import out_of_office_context
 from casemgmt.console.views import ConsoleRequest, console_page, page
 from casemgmt.tenancy.selectors import theme_list
 from shared.web.templatetags.design import status_label
+from shared.web.zones import pickable_zones
 
 
 def _chart(axis: str, labels: list[Any], values: list[int]) -> dict[str, Any]:
@@ -75,24 +75,7 @@ def _choices(user_language: str) -> dict[str, Any]:
     languages = sorted(settings.LANGUAGES, key=lambda pair: str(pair[1]))
     if user_language.lower() not in {code for code, _ in languages}:
         languages.insert(0, (user_language, user_language))
-    return {"languages": languages, "timezones": ZONES}
-
-
-# The zones a person would pick: the IANA region/city names and UTC, without the database's
-# aliases and internals (Factory, localtime, posixrules, Etc/GMT+5, US/Eastern, EST5EDT ...).
-_REGIONS = (
-    "Africa/",
-    "America/",
-    "Antarctica/",
-    "Arctic/",
-    "Asia/",
-    "Atlantic/",
-    "Australia/",
-    "Europe/",
-    "Indian/",
-    "Pacific/",
-)
-ZONES = ["UTC", *sorted(z for z in zoneinfo.available_timezones() if z.startswith(_REGIONS))]
+    return {"languages": languages, "timezones": pickable_zones()}
 
 
 @console_page()

@@ -1,8 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 
 class DagsConfig(AppConfig):
     name = "casemgmt.dags"
+    verbose_name = gettext_lazy("Dags")
     label = "dags"
 
     def ready(self) -> None:

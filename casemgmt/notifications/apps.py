@@ -1,10 +1,12 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 from casemgmt.workflows import task_events
 
 
 class NotificationsConfig(AppConfig):
     name = "casemgmt.notifications"
+    verbose_name = gettext_lazy("Notifications")
     label = "notifications"
 
     def ready(self) -> None:

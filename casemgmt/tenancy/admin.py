@@ -13,6 +13,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
+from django.utils.translation import gettext as _
 
 from casemgmt.tenancy import services
 from casemgmt.tenancy.models import DEFAULT_TERMINOLOGY, Branding, Tenant, Terminology, Theme
@@ -148,7 +149,9 @@ class VersionedServiceAdmin(ServiceWriteAdmin):
         obj._state.adding = False
 
     def response_change(self, request: Any, obj: Any) -> Any:
-        self.message_user(request, f"Registered {obj}; earlier versions are unchanged.")
+        self.message_user(
+            request, _("Registered %(object)s; earlier versions are unchanged.") % {"object": obj}
+        )
         return super().response_change(request, obj)
 
 
@@ -185,7 +188,7 @@ class BrandingAdminForm(_RequestForm):
         if not isinstance(colors, dict) or not all(
             isinstance(v, str) and HEX_COLOUR.match(v) for v in colors.values()
         ):
-            raise forms.ValidationError('Colours must be a JSON object of "#RRGGBB" strings.')
+            raise forms.ValidationError(_('Colours must be a JSON object of "#RRGGBB" strings.'))
         return {key: value.lower() for key, value in colors.items()}
 
 
@@ -224,9 +227,11 @@ class TerminologyAdminForm(_RequestForm):
         labels = self.cleaned_data.get("labels")
         expected = ", ".join(DEFAULT_TERMINOLOGY)
         if not isinstance(labels, dict) or set(labels) != set(DEFAULT_TERMINOLOGY):
-            raise forms.ValidationError(f"Labels must be a JSON object with exactly the keys {expected}.")
+            raise forms.ValidationError(
+                _("Labels must be a JSON object with exactly the keys %(keys)s.") % {"keys": expected}
+            )
         if not all(isinstance(v, str) and 1 <= len(v) <= 50 for v in labels.values()):
-            raise forms.ValidationError("Each label is a string of 1 to 50 characters.")
+            raise forms.ValidationError(_("Each label is a string of 1 to 50 characters."))
         return labels
 
 
@@ -257,7 +262,7 @@ class ThemeAdminForm(_RequestForm):
             tenant_id
             and Theme.objects.filter(tenant_id=tenant_id, name=name).exclude(pk=self.instance.pk).exists()
         ):
-            raise forms.ValidationError(f"A theme named {name!r} already exists.")
+            raise forms.ValidationError(_("A theme named %(name)r already exists.") % {"name": name})
         return name
 
     def clean_is_default(self) -> bool:
@@ -268,13 +273,15 @@ class ThemeAdminForm(_RequestForm):
             and Theme.objects.filter(pk=self.instance.pk, is_default=True).exists()
         ):
             # Every tenant keeps exactly one default theme.
-            raise forms.ValidationError("This is the default theme; make another theme the default instead.")
+            raise forms.ValidationError(
+                _("This is the default theme; make another theme the default instead.")
+            )
         return is_default
 
     def clean_css_variables(self) -> dict[str, str]:
         variables = self.cleaned_data.get("css_variables")
         if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
-            raise forms.ValidationError("CSS variables must be a JSON object of strings.")
+            raise forms.ValidationError(_("CSS variables must be a JSON object of strings."))
         return variables
 
 

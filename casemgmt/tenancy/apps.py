@@ -4,12 +4,14 @@ from django.apps import AppConfig
 from django.db import connections
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
+from django.utils.translation import gettext_lazy
 
 from casemgmt.tenancy import rls
 
 
 class TenancyConfig(AppConfig):
     name = "casemgmt.tenancy"
+    verbose_name = gettext_lazy("Tenancy")
     label = "tenancy"
 
     def ready(self) -> None:

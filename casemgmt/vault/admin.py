@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy
 
 from casemgmt.cases.models import Case
 from casemgmt.tenancy.admin import ReadOnlyTenantAdmin
@@ -42,7 +43,7 @@ class DocumentAdmin(ReadOnlyTenantAdmin):
     )  # fmt: skip
     exclude = ("tenant",)
 
-    @admin.display(description="case", ordering="case__case_number")
+    @admin.display(description=gettext_lazy("case"), ordering="case__case_number")
     def case_number(self, obj: Document) -> str:
         return obj.case.case_number if obj.case else "—"
 

@@ -15,6 +15,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from casemgmt.accounts.models import Team, TeamMembership, User
 from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, TenantScopedAdmin
@@ -73,7 +75,7 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
     readonly_fields = ("definition_json",)
     actions = ("publish", "withdraw")
 
-    @admin.display(description="definition")
+    @admin.display(description=gettext_lazy("definition"))
     def definition_json(self, obj: Workflow) -> str:
         return format_html("<pre>{}</pre>", json.dumps(obj.definition, indent=2, ensure_ascii=False))
 
@@ -127,10 +129,12 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
                 self.message_user(request, f"{workflow}: {exc.message}", level=messages.ERROR)
             else:
                 self.message_user(
-                    request, f"{workflow.name} version {workflow.version} {done}.", level=messages.SUCCESS
+                    request,
+                    done % {"name": workflow.name, "version": workflow.version},
+                    level=messages.SUCCESS,
                 )
 
-    @admin.action(description="Publish selected drafts", permissions=["publish"])
+    @admin.action(description=gettext_lazy("Publish selected drafts"), permissions=["publish"])
     def publish(self, request: Any, queryset: Any) -> Any:
         """Publishing makes the version the case type's default, so the admin confirms first on a
         page that says which version each draft replaces."""
@@ -146,14 +150,18 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
                     .first()
                 )
                 draft.replaces = current
-            context = {**self.admin_site.each_context(request), "drafts": drafts, "title": "Publish drafts"}
+            context = {
+                **self.admin_site.each_context(request),
+                "drafts": drafts,
+                "title": _("Publish drafts"),
+            }
             return TemplateResponse(request, "admin/workflows/workflow/publish_confirmation.html", context)
-        self._apply(request, queryset, workflow_publish, "published")
+        self._apply(request, queryset, workflow_publish, _("%(name)s version %(version)s published."))
         return None
 
-    @admin.action(description="Withdraw selected published workflows", permissions=["publish"])
+    @admin.action(description=gettext_lazy("Withdraw selected published workflows"), permissions=["publish"])
     def withdraw(self, request: Any, queryset: Any) -> None:
-        self._apply(request, queryset, workflow_withdraw, "withdrawn")
+        self._apply(request, queryset, workflow_withdraw, _("%(name)s version %(version)s withdrawn."))
 
 
 @admin.register(CaseStep)
@@ -168,7 +176,7 @@ class CaseStepAdmin(ReadOnlyTenantAdmin):
     ordering = ("-activated_at",)
     exclude = ("tenant",)
 
-    @admin.display(description="case", ordering="case__case_number")
+    @admin.display(description=gettext_lazy("case"), ordering="case__case_number")
     def case_number(self, obj: CaseStep) -> str:
         return obj.case.case_number
 

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 from casemgmt.accounts.hooks import on_principal_disable
 from casemgmt.cases.hooks import listener_register, workflow_binding_register
@@ -7,6 +8,7 @@ from casemgmt.workflows import steps
 
 class WorkflowsConfig(AppConfig):
     name = "casemgmt.workflows"
+    verbose_name = gettext_lazy("Workflows")
     label = "workflows"
 
     def ready(self) -> None:

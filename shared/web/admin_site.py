@@ -9,10 +9,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib.admin import AdminSite
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext_lazy
 
 
 class BrandedAdminSite(AdminSite):
-    index_title = "Administration"
+    index_title = gettext_lazy("Administration")
 
     def each_context(self, request: Any) -> dict[str, Any]:
         context = super().each_context(request)

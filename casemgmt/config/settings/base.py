@@ -377,6 +377,8 @@ RESTORE_DATABASE_URL = env.str("CASE_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
 LANGUAGES = conf.LANGUAGES
+# Ahead of the installed apps' catalogues (DRF's German "Created" is not the console's word).
+LOCALE_PATHS = conf.locale_paths("casemgmt")
 # Console and admin pages follow the signed-in user's stored language and zone (shared/web/i18n.py).
 USER_LOCALE = "casemgmt.accounts.selectors.locale_of"
 TIME_ZONE = "UTC"

@@ -237,6 +237,8 @@ RESTORE_DATABASE_URL = env.str("ORCH_RESTORE_DATABASE_URL", default="")
 
 LANGUAGE_CODE = "en"
 LANGUAGES = conf.LANGUAGES
+# Ahead of the installed apps' catalogues (DRF's German "Created" is not the console's word).
+LOCALE_PATHS = conf.locale_paths("orchestrator")
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

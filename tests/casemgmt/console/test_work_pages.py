@@ -41,6 +41,27 @@ def test_inbox_filters_by_holder_case_type_and_due_day(waiting_case, admin_user,
     assert names("sortBy=dueDate&status=") == {"Review claim", "Triage intake"}
 
 
+def test_the_due_days_are_the_users_days(waiting_case, admin_user, api):
+    """A task due at 20:00 UTC is due the next morning in Auckland: the filter's days are the
+    user's."""
+    from datetime import UTC, datetime
+
+    from casemgmt.accounts.services import preferences_update
+
+    due = datetime(2030, 6, 1, 20, 0, tzinfo=UTC)  # 2 June, 08:00 in Auckland (NZST, +12)
+    CaseStep.objects.filter(case_id=waiting_case["id"], step_id="review").update(due_at=due)
+    client = signed_in(admin_user)
+
+    def shown(day: str) -> bool:
+        return "Review claim" in client.get(f"/console/?dueFrom={day}&dueBy={day}").content.decode()
+
+    assert shown("2030-06-01") and not shown("2030-06-02")  # UTC by default
+    preferences_update(user=admin_user, changes={"timezone": "Pacific/Auckland"})
+    assert shown("2030-06-02") and not shown("2030-06-01")
+    page = client.get("/console/?dueFrom=2030-06-02").content.decode()
+    assert '06/02/2030 8 a.m. <span class="zone">NZST</span>' in page  # shown on Auckland's clock
+
+
 def test_a_bad_inbox_filter_is_a_400_with_the_form(admin_user, waiting_case):
     client = signed_in(admin_user)
     for query, message in (
