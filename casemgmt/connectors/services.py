@@ -74,7 +74,6 @@ def _stored(row: ConnectorConfig | None, *, missing_key_ok: bool) -> dict[str, A
         ) from None
 
 
-@transaction.atomic
 def connector_config_errors(*, key: str, config: dict[str, Any]) -> list[dict[str, str]]:
     """What `connector_config_set` would refuse in `config` (a masked secret counts as given), so
     a form can show it on the form instead of losing what was typed."""
@@ -85,6 +84,7 @@ def connector_config_errors(*, key: str, config: dict[str, Any]) -> list[dict[st
     )
 
 
+@transaction.atomic
 def connector_config_set(*, user: User, key: str, config: dict[str, Any]) -> ConnectorConfig:
     """Stores a tenant's configuration, encrypted with the current first key. A secret given as
     "***" (what GET shows) keeps its stored value, so a configuration read, edited and written

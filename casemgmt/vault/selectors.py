@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from casemgmt.accounts.models import User
+from casemgmt.cases.selectors import team_access_q
 from casemgmt.vault.models import Document, Erasure
 from casemgmt.vault.tokens import TokenClaims
 from shared.api.errors import NotFound, PermissionDenied
@@ -30,8 +31,15 @@ def document_list(*, case: Case) -> QuerySet[Document]:
 
 
 def access_document(*, user: User, document_id: Any, case: Case | None = None) -> Document:
-    """The document if it belongs to the caller's tenant (and to `case`, when given); else 404."""
-    documents = Document.objects.filter(tenant_id=tenant_of(user), id=document_id)
+    """The document if it belongs to the caller's tenant (and to `case`, when given); else 404.
+    A document of a case the caller may not see (its case type's accessTeams) is as absent as the
+    case: the join below reads the case row, which PostgreSQL's team policy hides from non-members
+    (`created_at` is a column of the case, so the join is not trimmed), and SQLite filters here."""
+    documents = Document.objects.filter(
+        Q(case__isnull=True) | (Q(case__created_at__isnull=False) & team_access_q(user, "case__")),
+        tenant_id=tenant_of(user),
+        id=document_id,
+    )
     if case is not None:
         documents = documents.filter(case=case)
     document = documents.first()

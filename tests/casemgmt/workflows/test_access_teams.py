@@ -11,11 +11,20 @@ import pytest
 import websockets
 
 from casemgmt.accounts.tokens import issue_for
+from tests.casemgmt.vault.conftest import file_of, vault_root  # noqa: F401 - fixture reused here
 from tests.casemgmt.workflows.conftest import ok, task_step
 from tests.casemgmt.workflows.test_teams import add_member, make_team
 from tests.support.asyncdb import call, receive_json
 
-READER = ["cases:read", "cases:update", "tasks:read", "tasks:claim", "tasks:complete", "reports:read"]
+READER = [
+    "cases:read",
+    "cases:update",
+    "tasks:read",
+    "tasks:claim",
+    "tasks:complete",
+    "reports:read",
+    "vault:read",
+]
 
 
 def restricted_setup(flow, make_user, tenant):
@@ -87,6 +96,15 @@ def test_access_teams_hide_cases_and_tasks_on_every_read_path(flow, api, make_us
         return ok(client.get("/reports/summary"))["totalCases"]
 
     assert summary_total(them) == 1 and summary_total(me) == 2
+
+    # A document of the case is as hidden as the case: by id, and no signed link for it.
+    document = ok(
+        admin.post(f"/cases/{secret['id']}/documents", {"file": file_of(b"secret")}, format="multipart"), 201
+    )
+    assert them.get(f"/vault/download/{document['id']}").status_code == 404
+    assert them.post(f"/vault/signed-url/{document['id']}").status_code == 404
+    assert them.get(f"/cases/{secret['id']}/documents").status_code == 404
+    assert me.get(f"/vault/download/{document['id']}").status_code == 200
 
     # Creating a case of the type needs membership too (it could not read the case it made).
     made = them.post("/cases", {"case_type_key": secret_key, "case_data": {}}, format="json")
