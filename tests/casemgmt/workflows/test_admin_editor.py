@@ -72,3 +72,17 @@ def test_other_tenants_and_non_admins_cannot_reach_the_editor(flow, make_user, t
     assert clerk.get(url(workflow)).status_code in (302, 403)
     workflow.refresh_from_db()
     assert workflow.name == "Drafted"
+
+
+def test_a_published_version_shows_its_diagram_but_no_editor(flow, admin_user):
+    workflow = draft(flow, [task_step("submit"), task_step("review", dependsOn=["submit"])])
+    client = admin_client(admin_user)
+    client.post(
+        "/admin/workflows/workflow/",
+        {"action": "publish", "_selected_action": [str(workflow.pk)], "confirmed": "yes"},
+    )
+    workflow.refresh_from_db()
+    assert workflow.status == Workflow.PUBLISHED
+    page = client.get(url(workflow)).content.decode()
+    assert 'name="steps"' not in page and 'name="_save"' not in page
+    assert 'id="node-review"' in page and 'data-from="submit" data-to="review"' in page
