@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from casemgmt.audit import checkpoints, services
 from casemgmt.audit.models import AuditEvent
@@ -80,9 +80,15 @@ class AuditEventAdmin(ReadOnlyTenantAdmin):
         self._report(request, result, _("The selected events"))
 
     def _report(self, request: Any, result: Any, subject: str, checkpoints: Any = None) -> None:
-        counted = _("%(count)s entries checked") % {"count": result.entries_checked}
+        entries = result.entries_checked
+        counted = ngettext("%(count)s entry checked", "%(count)s entries checked", entries) % {
+            "count": entries
+        }
         if checkpoints is not None:
-            counted += _(", %(count)s signed checkpoints checked") % {"count": checkpoints.checked}
+            signed = checkpoints.checked
+            counted += ngettext(
+                ", %(count)s signed checkpoint checked", ", %(count)s signed checkpoints checked", signed
+            ) % {"count": signed}
         if result.is_valid:
             self.message_user(
                 request,

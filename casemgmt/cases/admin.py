@@ -17,6 +17,7 @@ from casemgmt.cases.models import Case, CaseType
 from casemgmt.cases.services import KEY_RE, PREFIX_RE, case_type_create
 from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, VersionedServiceAdmin
 from shared.api.errors import ValidationFailed
+from shared.web.jsonedit import PrettyJSONField
 
 
 class CaseTypeAdminForm(forms.ModelForm):
@@ -25,6 +26,8 @@ class CaseTypeAdminForm(forms.ModelForm):
         fields = ("key", "display_name", "description", "schema", "prefix", "sla_hours")
         help_texts = {"prefix": gettext_lazy("Case number prefix; derived from the key when left empty.")}
         labels = {"sla_hours": gettext_lazy("SLA hours")}
+        # Pretty-printed and parsed with the line and column of a syntax error; then checked below.
+        field_classes = {"schema": PrettyJSONField}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -48,7 +51,10 @@ class CaseTypeAdminForm(forms.ModelForm):
         try:
             check_schema(schema)
         except ValidationFailed as exc:
-            raise forms.ValidationError([e["error"] for e in exc.errors] or exc.message) from None
+            raise forms.ValidationError(
+                [f"{e['field']}: {e['error']}" if e.get("field") else e["error"] for e in exc.errors]
+                or exc.message
+            ) from None
         return schema
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
@@ -21,6 +22,7 @@ from django.utils.translation import gettext_lazy
 from casemgmt.accounts.models import Team, TeamMembership, User
 from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, TenantScopedAdmin
 from casemgmt.workflows.definitions import publish_errors, step_shape_errors
+from casemgmt.workflows.diagram import definition_graph
 from casemgmt.workflows.models import CaseStep, Workflow
 from casemgmt.workflows.services.teams import (
     team_create,
@@ -31,14 +33,19 @@ from casemgmt.workflows.services.teams import (
 )
 from casemgmt.workflows.services.workflows import workflow_publish, workflow_update, workflow_withdraw
 from shared.api.errors import ApplicationError
+from shared.web.jsonedit import PrettyJSONField
 
 
 class DraftForm(forms.ModelForm):
-    """A draft's name and its steps as JSON, refused with the errors publishing would report."""
+    """A draft's name and its steps as JSON (pretty-printed; a syntax error names its line and
+    column), refused with the errors publishing would report."""
 
-    steps = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "spellcheck": "false"}),
-        help_text="The steps as a JSON list (task, agent, connector, dag, timer, wait, case).",
+    steps = PrettyJSONField(
+        label=gettext_lazy("steps"),
+        help_text=gettext_lazy(
+            "The steps as a JSON list (task, agent, connector, dag, timer, wait, case). "
+            "Saving checks them as publishing does."
+        ),
     )
 
     class Meta:
@@ -47,14 +54,10 @@ class DraftForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        steps = (self.instance.definition or {}).get("steps") or []
-        self.fields["steps"].initial = json.dumps(steps, indent=2, ensure_ascii=False)
+        self.fields["steps"].initial = (self.instance.definition or {}).get("steps") or []
 
     def clean_steps(self) -> list[Any]:
-        try:
-            steps = json.loads(self.cleaned_data["steps"])
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"not JSON: {exc}") from exc
+        steps = self.cleaned_data["steps"]
         definition = {**(self.instance.definition or {}), "steps": steps}
         errors = step_shape_errors(steps) or publish_errors(definition, tenant_id=self.instance.tenant_id)
         if errors:
@@ -72,12 +75,21 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
     search_fields = ("name", "case_type_key")
     ordering = ("case_type_key", "-version")
     exclude = ("tenant", "definition")
-    readonly_fields = ("definition_json",)
+    readonly_fields = ("definition_json", "diagram")
     actions = ("publish", "withdraw")
 
     @admin.display(description=gettext_lazy("definition"))
     def definition_json(self, obj: Workflow) -> str:
         return format_html("<pre>{}</pre>", json.dumps(obj.definition, indent=2, ensure_ascii=False))
+
+    @admin.display(description=gettext_lazy("steps diagram"))
+    def diagram(self, obj: Workflow) -> str:
+        """The steps as the case console draws them (read-only; a draft's shows what was saved)."""
+        graph = definition_graph(obj.definition)
+        if graph is None:
+            return _("No steps yet.")
+        context = {"graph": graph, "graph_label": _("Steps of the workflow"), "graph_id": "workflow"}
+        return render_to_string("shared_web/graph.html", context)
 
     def has_change_permission(self, request: Any, obj: Any = None) -> bool:
         """Drafts of the admin's own tenant, with `workflows:write`; published versions are frozen."""
@@ -97,12 +109,12 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
 
     def get_fields(self, request: Any, obj: Any = None) -> Any:
         if obj is not None and self.has_change_permission(request, obj):
-            return ("name", "steps")
+            return ("name", "steps", "diagram")
         return super().get_fields(request, obj)
 
     def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
         if obj is not None and self.has_change_permission(request, obj):
-            return ()
+            return ("diagram",)
         return super().get_readonly_fields(request, obj)
 
     def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.db import connection
+from django.utils import translation
+from django.utils.translation import ngettext
 
 from casemgmt.audit.models import AuditEvent
 from casemgmt.audit.services import record
@@ -79,3 +81,18 @@ def test_the_trail_names_people_and_keeps_other_actors_as_recorded(admin_user, t
     assert f"{name} ({admin_user.id})" in page
     assert ">robot<" in page
     assert f">{stranger.id}<" in page and f"({stranger.id})" not in page
+
+
+def test_one_checked_entry_is_singular_in_english_and_german(admin_user, tenant):
+    event = AuditEvent.objects.filter(tenant=tenant).order_by("sequence").last()
+    client = admin_client(admin_user)
+    form = {"action": "verify_selected", "_selected_action": [str(event.pk)]}
+    [(_, english)] = messages_of(client.post("/admin/audit/auditevent/", form, follow=True))
+    assert "(1 entry checked)" in english
+    with translation.override("de"):
+        assert ngettext("%(count)s entry checked", "%(count)s entries checked", 1) % {"count": 1} == (
+            "1 Eintrag geprüft"
+        )
+        assert ngettext("%(count)s entry checked", "%(count)s entries checked", 3) % {"count": 3} == (
+            "3 Einträge geprüft"
+        )

@@ -92,3 +92,35 @@ def test_cases_are_read_only(admin_user, make_case):
     assert client.post(f"/admin/cases/case/{case.pk}/change/", {"status": "closed"}).status_code == 403
     assert client.post(f"/admin/cases/case/{case.pk}/delete/", {"post": "yes"}).status_code == 403
     assert Case.objects.get(pk=case.pk).status == Case.ACTIVE
+
+
+def test_the_schema_editor_pretty_prints_and_names_a_syntax_errors_line(admin_user, case_type):
+    client = admin_client(admin_user)
+    url = f"/admin/cases/casetype/{case_type.pk}/change/"
+    page = client.get(url).content.decode()
+    assert 'class="json-editor"' in page and "{\n  &quot;type&quot;: &quot;object&quot;" in page
+    typed = '{\n  "type": "object",\n  "properties": {,}\n}'
+    response = client.post(url, change_form(case_type, schema=typed))
+    assert response.status_code == 200
+    [error] = response.context["adminform"].form.errors["schema"]
+    assert error.startswith("Not valid JSON at line 3, column 18: Expecting property name")
+    assert "&quot;properties&quot;: {,}" in response.content.decode()  # kept as typed
+    assert CaseType.objects.filter(key=case_type.key).count() == 1
+
+
+def test_a_schema_rule_violation_names_where_it_is(admin_user, case_type):
+    bad = {"type": "object", "properties": {"code": {"type": "string", "pattern": "("}}}
+    response = admin_client(admin_user).post(
+        f"/admin/cases/casetype/{case_type.pk}/change/", change_form(case_type, schema=json.dumps(bad))
+    )
+    [error] = response.context["adminform"].form.errors["schema"]
+    assert error.startswith("schema.properties.code.pattern")
+    assert CaseType.objects.filter(key=case_type.key).count() == 1
+
+
+def test_another_tenants_admin_cannot_reach_a_case_type(make_user, other_tenant, case_type):
+    stranger = admin_client(make_user(other_tenant, roles=["admin"], is_staff=True))
+    url = f"/admin/cases/casetype/{case_type.pk}/change/"
+    assert stranger.get(url).status_code in (302, 404)
+    assert stranger.post(url, change_form(case_type, display_name="Stolen")).status_code in (302, 403, 404)
+    assert CaseType.objects.filter(key=case_type.key).count() == 1
