@@ -99,6 +99,23 @@ def wait_for_text(driver, text: str, *, selector: str = "main", timeout: float =
         raise AssertionError(f"{text!r} never appeared; the page shows: {text_of(driver)}") from None
 
 
+def click(driver, by: str, selector: str, *, timeout: float = 20) -> None:
+    """Click the element matching `selector`, found afresh until a click reaches it: a fragment
+    that polls (the run page's task table, every second) replaces its elements, and one found just
+    before a swap is stale by the time the click is sent."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def clicked(d) -> bool:
+        try:
+            d.find_element(by, selector).click()
+        except StaleElementReferenceException:
+            return False  # replaced between the find and the click: not clicked, find it again
+        return True
+
+    WebDriverWait(driver, timeout).until(clicked)
+
+
 def start_driver(*, window: str = "1280,1000"):
     """Selenium driving Debian's chromium through its chromedriver, offline; the caller quits it."""
     from selenium import webdriver

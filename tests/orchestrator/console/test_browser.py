@@ -126,7 +126,8 @@ def test_follow_a_running_task_log_until_it_finishes(server, driver, operator):
     sign_in(driver, server, operator)
     try:
         schedule_from(driver, server, "/console/tasks/talker")
-        driver.find_element(By.XPATH, "//main//table//a[.='talker']").click()
+        # The run page's table is replaced by its poll every second: the link is found afresh.
+        browser.click(driver, By.XPATH, "//main//table//a[.='talker']")
         browser.wait_for_text(driver, "tick 1", selector="#log", timeout=60)
         assert TaskRun.objects.get(task_id="talker").status == "running"
         browser.wait_for_text(driver, "Following the output", selector="#log-state")
@@ -306,7 +307,7 @@ def test_an_operators_day(server, driver):
         text = js(driver, "return document.body.innerText")
         assert "{#" not in text and "#}" not in text
         # Cancel asks first; dismissing it changes nothing.
-        driver.find_element(By.ID, "action-cancel").click()
+        browser.click(driver, By.ID, "action-cancel")  # in the polled fragment: found afresh
         alert = driver.switch_to.alert
         assert f"Cancel run {open_run}?" in alert.text
         alert.dismiss()
