@@ -246,11 +246,11 @@ def test_fallback_search_used_without_postgresql_full_text(db, tenant, claims):
     from shared.api.pagination import Page
 
     flood, _, both = claims
-    hits, total = _search_fallback(tenant.id, "flood", Page(limit=25, offset=0))
+    hits, total = _search_fallback(tenant.id, "*", "flood", Page(limit=25, offset=0))
     assert total == 2 and [h.id for h in hits] == [both.id, flood.id]  # more occurrences first
     assert hits[0].relevance > hits[1].relevance and "**flood**" in hits[0].excerpt.lower()
-    assert _search_fallback(tenant.id, "flood basement", Page(limit=25, offset=0))[1] == 1
-    assert _search_fallback(tenant.id, "volcano", Page(limit=25, offset=0)) == ([], 0)
+    assert _search_fallback(tenant.id, "*", "flood basement", Page(limit=25, offset=0))[1] == 1
+    assert _search_fallback(tenant.id, "*", "volcano", Page(limit=25, offset=0)) == ([], 0)
 
 
 @pytest.mark.django_db(transaction=True)
