@@ -8,6 +8,8 @@ from tests.casemgmt.cases.conftest import case_type, make_case, reader  # noqa: 
 from tests.casemgmt.cases.test_comments import (  # noqa: F401 - collected here too
     test_comments_are_stored_as_given_listed_oldest_first_and_audited,
 )
+from tests.casemgmt.console.conftest import signed_in
+from tests.casemgmt.console.test_user_pages import _chart_data
 from tests.casemgmt.reports.test_report_queries import run
 from tests.casemgmt.workflows.conftest import flow, ok  # noqa: F401 - fixture
 from tests.casemgmt.workflows.test_access_teams import restricted_setup
@@ -77,3 +79,10 @@ def test_access_teams_on_sqlite_hide_search_dashboard_and_reports(flow, api, mak
     assert queried(them, crafted) == set()
     assert queried(me, "SELECT id FROM cases") == both and queried(admin, "SELECT id FROM cases") == both
     assert queried(me, "SELECT case_id AS id FROM tasks") == both
+
+    for user, sees_secret in ((outsider, False), (member, True)):  # the console's search and charts
+        console = signed_in(user)
+        charts = _chart_data(console.get("/console/dashboard").content.decode())
+        assert sum(charts["status"]["values"]) == (2 if sees_secret else 1)
+        found = console.get("/console/cases?q=zebraword").content.decode()
+        assert open_case["id"] in found and (secret["id"] in found) == sees_secret
