@@ -383,7 +383,10 @@ class CaseSearchApi(APIView):
         filters.is_valid(raise_exception=True)
         page = get_page(request.query_params, default_limit=25, max_limit=100)
         hits, total, has_more = selectors.case_search(
-            tenant_id=request.user.tenant_id, page=page, **filters.validated_data
+            tenant_id=request.user.tenant_id,
+            teams=request.user.rls_teams,
+            page=page,
+            **filters.validated_data,
         )
         return Response(
             {
@@ -399,7 +402,11 @@ class CaseDashboardApi(APIView):
     required = {"GET": ("cases:read", "reports:read")}
 
     def get(self, request: AuthenticatedRequest) -> Response:
-        return Response(dashboard_out(selectors.case_dashboard(tenant_id=request.user.tenant_id)))
+        return Response(
+            dashboard_out(
+                selectors.case_dashboard(tenant_id=request.user.tenant_id, teams=request.user.rls_teams)
+            )
+        )
 
 
 class CaseDetailApi(APIView):

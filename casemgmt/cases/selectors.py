@@ -89,12 +89,17 @@ def case_type_latest(*, tenant_id: Any, key: str) -> CaseType:
 def team_access_q(user: User, prefix: str = "") -> Q:
     """accessTeams where the database cannot apply it: PostgreSQL's `team_access` policy hides a
     restricted case from non-members on every read; SQLite (`make run`) has no row-level security,
-    so the detail, the case list, the inbox and a task read apply this filter instead (nothing on
-    PostgreSQL). `prefix` leads from the queried model to the case (`case__` for steps)."""
+    so the detail, the case list, the inbox, a task read, search and the dashboard apply this filter
+    instead (nothing on PostgreSQL). `prefix` leads from the queried model to the case (`case__`
+    for steps)."""
     if connection.vendor == "postgresql":
         return Q()
-    teams = user.rls_teams
-    if teams == "*":
+    return teams_q(user.rls_teams, prefix)
+
+
+def teams_q(teams: str, prefix: str = "") -> Q:
+    """`team_access_q` for a principal's team ids as `User.rls_teams` gives them ("*" = every team)."""
+    if connection.vendor == "postgresql" or teams == "*":
         return Q()
     visible = Q(**{f"{prefix}access_teams": ""})
     for team_id in filter(None, teams.split(",")):
@@ -496,11 +501,12 @@ PG_COUNT = f"SELECT count(*) FROM (SELECT 1 FROM cases_case c WHERE {MATCHES} LI
 PG_ESTIMATE = f"EXPLAIN (FORMAT JSON) SELECT 1 FROM cases_case c WHERE {MATCHES}"  # noqa: S608 - constants; values are placeholders
 
 
-def case_search(*, tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit], int, bool]:
-    """A page of hits, the number of matches (see `list_total`) and whether another page follows."""
+def case_search(*, tenant_id: Any, teams: str, q: str, page: Page) -> tuple[list[SearchHit], int, bool]:
+    """A page of hits, the number of matches (see `list_total`) and whether another page follows.
+    `teams` is the caller's `User.rls_teams` (accessTeams: PostgreSQL's policy applies it there)."""
     if connection.vendor == "postgresql":
         return _search_postgresql(tenant_id, q, page)
-    hits, total = _search_fallback(tenant_id, q, page)
+    hits, total = _search_fallback(tenant_id, teams, q, page)
     return hits, total, page.offset + page.limit < total
 
 
@@ -536,7 +542,7 @@ def _pg_count(tenant_id: Any, q: str) -> int:
     return max(int(plan[0]["Plan"]["Plan Rows"]), counted)
 
 
-def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit], int]:
+def _search_fallback(tenant_id: Any, teams: str, q: str, page: Page) -> tuple[list[SearchHit], int]:
     """Without a full-text index (SQLite): every word must occur in the case's text, in any letter
     case (a substring, so "flood" also finds "flooded"); double quotes only delimit words; relevance
     counts occurrences. SQLite's LIKE folds ASCII letters only, so it narrows the candidates by the
@@ -544,7 +550,7 @@ def _search_fallback(tenant_id: Any, q: str, page: Page) -> tuple[list[SearchHit
     terms = [t.lower() for t in re.findall(r'[^\s"]+', q)]
     if not terms:  # only quotes: no word to look for, as the full-text query has none either
         return [], 0
-    cases = Case.objects.filter(tenant_id=tenant_id)
+    cases = Case.objects.filter(teams_q(teams), tenant_id=tenant_id)
     for term in (t for t in terms if t.isascii()):
         cases = cases.filter(search_text__icontains=term)
     candidates = cases.only("id", "display_name", "case_type_id", "case_number", "search_text", "created_at")
@@ -651,14 +657,16 @@ FROM weeks w CROSS JOIN LATERAL (
 """
 
 
-def case_dashboard(*, tenant_id: Any, ageing: bool = True) -> Dashboard:
+def case_dashboard(*, tenant_id: Any, teams: str, ageing: bool = True) -> Dashboard:
     """The tenant's figures, read status by status: each pass scans that status's own range of the
     `case_tenant_status_cover` index (index-only: every column read is in it, none of the table's
     rows, which carry the data and the search text) and computes only what that status contributes.
     Each case is read once; closed cases alone carry the resolution and SLA arithmetic. `ageing`
-    (the case dashboard's active cases by age in weeks) is left out by the reports dashboard."""
+    (the case dashboard's active cases by age in weeks) is left out by the reports dashboard.
+    `teams` is the caller's `User.rls_teams`: cases it may not see are not counted (on PostgreSQL
+    the `team_access` policy leaves them out of every pass, the raw ageing statement included)."""
     now = timezone.now()
-    cases = Case.objects.filter(tenant_id=tenant_id).order_by()
+    cases = Case.objects.filter(teams_q(teams), tenant_id=tenant_id).order_by()
     tally = _Tally(by_status={status: 0 for status in STATUSES}, by_type_id={})
     with _one_snapshot():
         ages = _tally_active(tally, tenant_id, cases, now, ageing)

@@ -32,7 +32,7 @@ def dashboard_page(request: ConsoleRequest) -> HttpResponseBase:
     """The case dashboard's figures (as `GET /cases/dashboard`), drawn by Chart.js; each chart
     also has its numbers as a table for screen readers and for printing."""
     tenant_id = request.user.member_tenant_id
-    dashboard = case_dashboard(tenant_id=tenant_id)
+    dashboard = case_dashboard(tenant_id=tenant_id, teams=request.user.rls_teams)
     ages = dashboard.active_by_age_in_weeks
     # The type chart's axis names case types as people know them, not by key.
     type_names = dict(case_type_list(tenant_id=tenant_id, latest=True).values_list("key", "display_name"))

@@ -321,7 +321,9 @@ def case_list_page(request: ConsoleRequest) -> HttpResponseBase:
     if q:
 
         def search(window: Page) -> tuple[list[Any], int]:
-            hits, total, _more = case_search(tenant_id=tenant_id, q=q, page=window)
+            hits, total, _more = case_search(
+                tenant_id=tenant_id, teams=request.user.rls_teams, q=q, page=window
+            )
             return hits, total
 
         pager = paged_by(request.GET, search, per_page)

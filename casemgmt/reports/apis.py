@@ -115,7 +115,11 @@ class ReportDashboardApi(APIView):
     required = {"GET": "reports:read"}
 
     def get(self, request: AuthenticatedRequest) -> Response:
-        return Response(dashboard_out(case_dashboard(tenant_id=request.user.tenant_id, ageing=False)))
+        return Response(
+            dashboard_out(
+                case_dashboard(tenant_id=request.user.tenant_id, teams=request.user.rls_teams, ageing=False)
+            )
+        )
 
 
 class ReportSummaryApi(APIView):
@@ -136,7 +140,7 @@ class ReportSummaryApi(APIView):
     def get(self, request: AuthenticatedRequest) -> Response:
         period, case_type = _filters(self.FilterSerializer, request)
         summary = selectors.report_summary(
-            tenant_id=request.user.tenant_id, period=period, case_type=case_type
+            tenant_id=request.user.tenant_id, teams=request.user.rls_teams, period=period, case_type=case_type
         )
         return Response(summary_out(summary, period))
 
@@ -158,7 +162,7 @@ class ReportSlaComplianceApi(APIView):
     def get(self, request: AuthenticatedRequest) -> Response:
         period, case_type = _filters(self.FilterSerializer, request)
         sla = selectors.report_sla_compliance(
-            tenant_id=request.user.tenant_id, period=period, case_type=case_type
+            tenant_id=request.user.tenant_id, teams=request.user.rls_teams, period=period, case_type=case_type
         )
         return Response(sla_compliance_out(sla, period))
 

@@ -24,10 +24,13 @@ from shared.api.errors import ApplicationError, NotConfigured, ValidationFailed
 __all__ = ["QueryResult", "run_readonly"]
 
 
-def run_readonly(*, tenant_id: Any, sql: str) -> QueryResult:
-    """`sql` must come from `sqlcheck.check_query`; this layer assumes nothing else about it."""
+def run_readonly(*, tenant_id: Any, sql: str, teams: str = "*") -> QueryResult:
+    """`sql` must come from `sqlcheck.check_query`; this layer assumes nothing else about it.
+    `teams` (the caller's `User.rls_teams`) hides case types' cases outside the caller's
+    accessTeams on SQLite; on PostgreSQL the `team_access` policy does, by the request's
+    `app.team_ids`."""
     if connection.vendor == "sqlite":
-        return sqlite_sandbox.run_readonly(tenant_id=tenant_id, sql=sql)
+        return sqlite_sandbox.run_readonly(tenant_id=tenant_id, sql=sql, teams=teams)
     if connection.vendor != "postgresql":
         raise NotConfigured(
             f"Report queries need PostgreSQL or SQLite, not {connection.vendor}.", code="not_configured"

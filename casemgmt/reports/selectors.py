@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from casemgmt.cases.models import Case
+from casemgmt.cases.selectors import teams_q
 from casemgmt.reports.models import Report
 from shared.api.errors import NotFound, ValidationFailed
 from shared.api.pagination import Page
@@ -92,8 +93,12 @@ def report_period(*, start: datetime | None, end: datetime | None) -> Period:
     return Period(start=start, end=end)
 
 
-def _cases(tenant_id: Any, period: Period, case_type: str | None) -> QuerySet[Case]:
-    cases = Case.objects.filter(tenant_id=tenant_id, created_at__gte=period.start, created_at__lt=period.end)
+def _cases(tenant_id: Any, teams: str, period: Period, case_type: str | None) -> QuerySet[Case]:
+    """`teams` is the caller's `User.rls_teams`: on SQLite the accessTeams rule applies here, on
+    PostgreSQL the `team_access` policy does."""
+    cases = Case.objects.filter(
+        teams_q(teams), tenant_id=tenant_id, created_at__gte=period.start, created_at__lt=period.end
+    )
     if case_type:
         cases = cases.filter(_case_type_filter(case_type))
     return cases.order_by()
@@ -116,8 +121,8 @@ def _seconds(value: timedelta | None) -> float:
     return round(value.total_seconds(), 3) if value is not None else 0.0
 
 
-def report_summary(*, tenant_id: Any, period: Period, case_type: str | None = None) -> Summary:
-    cases = _cases(tenant_id, period, case_type)
+def report_summary(*, tenant_id: Any, teams: str, period: Period, case_type: str | None = None) -> Summary:
+    cases = _cases(tenant_id, teams, period, case_type)
     by_status = {status: 0 for status, _ in Case.STATUSES}
     by_status.update(dict(cases.values("status").annotate(n=Count("id")).values_list("status", "n")))
     resolution = ExpressionWrapper(F("closed_at") - F("created_at"), output_field=DurationField())
@@ -134,14 +139,16 @@ def report_summary(*, tenant_id: Any, period: Period, case_type: str | None = No
     )
 
 
-def report_sla_compliance(*, tenant_id: Any, period: Period, case_type: str | None = None) -> SlaCompliance:
+def report_sla_compliance(
+    *, tenant_id: Any, teams: str, period: Period, case_type: str | None = None
+) -> SlaCompliance:
     # A breach lasts from the deadline to the closing, or to now while the case is still open.
     now = timezone.now()
     overrun = ExpressionWrapper(
         Coalesce(F("closed_at"), Value(now, output_field=DateTimeField())) - F("sla_deadline"),
         output_field=DurationField(),
     )
-    stats = _cases(tenant_id, period, case_type).aggregate(
+    stats = _cases(tenant_id, teams, period, case_type).aggregate(
         on_time=Count("id", filter=ON_TIME),
         breached=Count("id", filter=_breached(now)),
         avg_breach=Avg(overrun, filter=_breached(now)),

@@ -68,7 +68,9 @@ def report_delete(*, user: User, report: Report) -> None:
 
 def report_run(*, user: User, report: Report) -> Run:
     executed_at = timezone.now()
-    result = run_readonly(tenant_id=user.member_tenant_id, sql=check_query(report.query))
+    result = run_readonly(
+        tenant_id=user.member_tenant_id, sql=check_query(report.query), teams=user.rls_teams
+    )
     with transaction.atomic():
         _audit(user, "report:run", report, {"rowCount": len(result.rows)})
     return Run(report=report, executed_at=executed_at, result=result)
@@ -106,7 +108,7 @@ def report_ask(*, user: User, question: str) -> Answer:
     generated = _generate_sql(question)
     try:
         query = check_query(generated)
-        result = run_readonly(tenant_id=user.member_tenant_id, sql=query)
+        result = run_readonly(tenant_id=user.member_tenant_id, sql=query, teams=user.rls_teams)
     except ApplicationError as exc:
         exc.extra = {**exc.extra, "query": generated}
         raise

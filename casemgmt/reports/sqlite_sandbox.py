@@ -4,7 +4,9 @@ counterparts of PostgreSQL's role, views, read-only transaction and statement ti
 - a separate connection opened read-only (`mode=ro`) with `query_only` on and no attached
   databases allowed, so nothing can be written or attached whatever the SQL says;
 - temporary views `cases` and `tasks` over views whose names are random per run and which filter
-  on the caller's tenant, written into their definition (a validated UUID, never caller text);
+  on the caller's tenant and, for a caller outside a case type's `accessTeams`, leave out that
+  type's cases and their tasks (PostgreSQL's `team_access` policy), both written into their
+  definition (validated UUIDs, never caller text);
 - an authorizer that allows only SELECT, reading those views, reading the base tables *from inside
   the random-named views* (a query cannot name them, so a CTE called `cases` reading
   `cases_case` is refused), the functions on an allow list and recursion (rows made up are bounded
@@ -45,6 +47,8 @@ from shared.api.errors import ApplicationError, NotConfigured, ValidationFailed
 logger = logging.getLogger(__name__)
 
 BASE_TABLES = {"cases": "cases_case", "tasks": "workflows_casestep"}
+# The other table each hidden view reads: case types' keys, and the cases (accessTeams) of tasks.
+VIEW_READS = {"cases": "cases_casetype", "tasks": "cases_case"}
 ALLOWED_FUNCTIONS = {
     *("count", "sum", "avg", "min", "max", "coalesce", "nullif", "lower", "upper", "length"),
     *("trim", "substr", "substring", "replace", "round", "abs", "floor", "ceil", "ceiling"),
@@ -98,9 +102,28 @@ SOURCES = {
     " WHERE c.tenant_id = '{tenant}'",
     "tasks": "FROM main.workflows_casestep s WHERE s.is_task AND s.tenant_id = '{tenant}'",
 }
+# Appended to a source when the caller does not see every team's cases.
+TEAM_RULES = {
+    "cases": " AND {visible}",
+    "tasks": " AND s.case_id IN (SELECT c.id FROM main.cases_case c WHERE {visible})",
+}
 
 
-def run_readonly(*, tenant_id: Any, sql: str) -> QueryResult:
+def _visible(teams: str) -> str:
+    """accessTeams as SQL over `c.access_teams` (the type's team ids, comma-separated; "" = open)
+    for a caller with team ids `teams` (`User.rls_teams`), as the selectors' `teams_q`."""
+    ids = [str(uuid.UUID(team)) for team in teams.split(",") if team]  # validated: written into SQL
+    return (
+        "(" + " OR ".join(["c.access_teams = ''", *(f"instr(c.access_teams, '{i}') > 0" for i in ids)]) + ")"
+    )
+
+
+def _source(view: str, tenant: str, teams: str) -> str:
+    source = SOURCES[view].format(tenant=tenant)
+    return source if teams == "*" else source + TEAM_RULES[view].format(visible=_visible(teams))
+
+
+def run_readonly(*, tenant_id: Any, sql: str, teams: str = "*") -> QueryResult:
     """`sql` must come from `sqlcheck.check_query`; it is translated to SQLite's dialect here."""
     try:
         translated = translate(sql, now=timezone.now())
@@ -108,18 +131,26 @@ def run_readonly(*, tenant_id: Any, sql: str) -> QueryResult:
         raise
     except Exception as exc:  # noqa: BLE001 - what could not be translated never runs
         raise refuse(f"it could not be translated for SQLite ({exc.__class__.__name__})") from None
-    return execute(tenant_id=tenant_id, sql=translated.sql, names=translated.names, kinds=translated.kinds)
+    return execute(
+        tenant_id=tenant_id, teams=teams, sql=translated.sql, names=translated.names, kinds=translated.kinds
+    )
 
 
 def execute(
-    *, tenant_id: Any, sql: str, names: list[str] | None = None, kinds: list[str | None] | None = None
+    *,
+    tenant_id: Any,
+    sql: str,
+    teams: str = "*",
+    names: list[str] | None = None,
+    kinds: list[str | None] | None = None,
 ) -> QueryResult:
-    """Runs SQLite SQL as it is inside the walls; the walls, not the text, decide what it reaches."""
+    """Runs SQLite SQL as it is inside the walls; the walls, not the text, decide what it reaches.
+    `teams` is the caller's `User.rls_teams` ("*": every team's cases)."""
     tenant = uuid.UUID(str(tenant_id)).hex  # validated: it is written into the views' SQL
     walls = _Walls(ctes=_cte_names(sql))
     db = _open()
     try:
-        _prepare(db, tenant, walls)
+        _prepare(db, tenant, teams, walls)
         cap = settings.REPORTS_ROW_CAP
         walls.start(settings.REPORTS_STATEMENT_TIMEOUT_MS / 1000)
         cursor = db.execute(sql)
@@ -152,7 +183,7 @@ def _open() -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5)
 
 
-def _prepare(db: sqlite3.Connection, tenant: str, walls: _Walls) -> None:
+def _prepare(db: sqlite3.Connection, tenant: str, teams: str, walls: _Walls) -> None:
     for name, (scalar, arity) in fn.SCALARS.items():
         db.create_function(name, arity, walls.reporting(scalar), deterministic=True)
     for name, (aggregate, arity) in fn.AGGREGATES.items():
@@ -161,7 +192,7 @@ def _prepare(db: sqlite3.Connection, tenant: str, walls: _Walls) -> None:
     for view, columns in COLUMNS.items():
         select = ", ".join(f"{sql} AS {column}" for column, sql in columns.items())
         db.execute(
-            f'CREATE TEMP VIEW "{walls.hidden[view]}" AS SELECT {select} {SOURCES[view].format(tenant=tenant)}'
+            f'CREATE TEMP VIEW "{walls.hidden[view]}" AS SELECT {select} {_source(view, tenant, teams)}'
         )
         db.execute(
             f'CREATE TEMP VIEW {view} AS SELECT {", ".join(VIEWS[view])} FROM temp."{walls.hidden[view]}"'  # noqa: S608 - view and column names from code
@@ -218,9 +249,7 @@ class _Walls:
         # The base tables only through the views this run made: SQLite names the innermost view
         # (or CTE) a read comes from, and no query can know or name these.
         return db == "main" and any(
-            arg1 == BASE_TABLES[view] or (view == "cases" and arg1 == "cases_casetype")
-            for view in VIEWS
-            if source == self.hidden[view]
+            arg1 in (BASE_TABLES[view], VIEW_READS[view]) for view in VIEWS if source == self.hidden[view]
         )
 
     def reporting(self, function: Callable[..., Any]) -> Callable[..., Any]:

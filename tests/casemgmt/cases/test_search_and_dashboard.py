@@ -204,8 +204,8 @@ def test_dashboard_without_ageing_has_the_same_figures(admin_user, tenant, make_
         created_at=timezone.now() - timedelta(days=30), sla_deadline=timezone.now() - timedelta(days=27)
     )
     Case.objects.filter(pk=cases[2].pk).update(status=Case.CANCELLED)
-    full = case_dashboard(tenant_id=tenant.id)
-    reduced = case_dashboard(tenant_id=tenant.id, ageing=False)
+    full = case_dashboard(tenant_id=tenant.id, teams="*")
+    reduced = case_dashboard(tenant_id=tenant.id, teams="*", ageing=False)
     assert full.active_by_age_in_weeks == [1, 0, 0, 0, 1] and reduced.active_by_age_in_weeks == []
     assert (reduced.by_status, reduced.by_type) == (full.by_status, full.by_type)
     assert (reduced.avg_resolution_seconds, reduced.sla_compliance_rate) == (
@@ -246,11 +246,11 @@ def test_fallback_search_used_without_postgresql_full_text(db, tenant, claims):
     from shared.api.pagination import Page
 
     flood, _, both = claims
-    hits, total = _search_fallback(tenant.id, "flood", Page(limit=25, offset=0))
+    hits, total = _search_fallback(tenant.id, "*", "flood", Page(limit=25, offset=0))
     assert total == 2 and [h.id for h in hits] == [both.id, flood.id]  # more occurrences first
     assert hits[0].relevance > hits[1].relevance and "**flood**" in hits[0].excerpt.lower()
-    assert _search_fallback(tenant.id, "flood basement", Page(limit=25, offset=0))[1] == 1
-    assert _search_fallback(tenant.id, "volcano", Page(limit=25, offset=0)) == ([], 0)
+    assert _search_fallback(tenant.id, "*", "flood basement", Page(limit=25, offset=0))[1] == 1
+    assert _search_fallback(tenant.id, "*", "volcano", Page(limit=25, offset=0)) == ([], 0)
 
 
 @pytest.mark.django_db(transaction=True)
