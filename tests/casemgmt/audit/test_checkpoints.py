@@ -254,7 +254,7 @@ def test_the_admin_verification_reports_the_checkpoints(every_five, admin_user, 
     client = admin_client(admin_user)
     ok = client.post("/admin/audit/auditevent/verify/", follow=True)
     [(level, text)] = [(m.level_tag, str(m)) for m in ok.context["messages"]]
-    assert level == "success" and "1 signed checkpoints checked" in text
+    assert level == "success" and "1 signed checkpoint checked" in text
     rewrite_history(tenant, checkpoint.sequence - 1, "cases/forged")
     bad = client.post("/admin/audit/auditevent/verify/", follow=True)
     [(level, text)] = [(m.level_tag, str(m)) for m in bad.context["messages"]]
