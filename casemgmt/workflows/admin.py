@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -89,7 +89,8 @@ class MigrateForm(forms.Form):
             .order_by("version")
             .values_list("version", flat=True)
         )
-        self.fields["fromVersion"].choices = [(v, str(v)) for v in versions]
+        source = cast(forms.TypedChoiceField, self.fields["fromVersion"])  # declared above
+        source.choices = [(v, str(v)) for v in versions]
         self.fields["stepMapping"].widget.attrs["rows"] = 8
 
     def clean_stepMapping(self) -> dict[str, str]:
