@@ -3,6 +3,7 @@ JSON Schema (the API's validation, errors in words), and close / cancel."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from uuid import UUID
 
@@ -17,6 +18,7 @@ from casemgmt.cases.schema_words import human_errors
 from casemgmt.cases.selectors import access_case, case_type_latest, case_type_list
 from casemgmt.console.forms import attach_errors, form_data, form_fields
 from casemgmt.console.views import ConsoleRequest, console_page, page
+from casemgmt.workflows.services.control import case_message_deliver
 from shared.api import errors
 
 
@@ -81,6 +83,27 @@ def case_cancel_page(request: ConsoleRequest, case_id: UUID) -> HttpResponseBase
         messages.error(request, _("Not cancelled: %(why)s") % {"why": _why(exc)})
     else:
         messages.success(request, _("%(number)s cancelled.") % {"number": case.case_number})
+    return redirect("console:case", case_id=case_id)
+
+
+@console_page("cases:update")
+@require_POST
+def case_message_page(request: ConsoleRequest, case_id: UUID, name: str) -> HttpResponseBase:
+    """Sends message `name` to the case, as `POST /cases/{id}/messages/{name}` does: completes the
+    active `wait` step for it with the optional JSON data as its result."""
+    case = access_case(user=request.user, case_id=case_id)
+    raw = request.POST.get("data", "").strip()
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        messages.error(request, _("Message not sent: the data is not valid JSON."))
+        return redirect("console:case", case_id=case_id)
+    try:
+        case_message_deliver(user=request.user, case=case, name=name, data=data)
+    except errors.InvalidState:
+        messages.error(request, _("Message not sent: no step is waiting for “%(name)s”.") % {"name": name})
+    else:
+        messages.success(request, _("Message “%(name)s” sent.") % {"name": name})
     return redirect("console:case", case_id=case_id)
 
 

@@ -27,6 +27,9 @@ urlpatterns = [
     path("console/cases/<uuid:case_id>", views.case_page, name="case"),
     path("console/cases/<uuid:case_id>/close", case_views.case_close_page, name="case-close"),
     path("console/cases/<uuid:case_id>/cancel", case_views.case_cancel_page, name="case-cancel"),
+    path(
+        "console/cases/<uuid:case_id>/messages/<str:name>", case_views.case_message_page, name="case-message"
+    ),
     path("console/tasks/bulk", team_views.tasks_bulk_page, name="tasks-bulk"),
     path("console/cases/bulk", team_views.cases_bulk_page, name="cases-bulk"),
     path("console/cases/<uuid:case_id>/comments", team_views.case_comment_page, name="case-comment"),

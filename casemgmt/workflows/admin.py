@@ -9,7 +9,8 @@ so the editor refuses what publishing would. Case steps (human tasks included) a
 from __future__ import annotations
 
 import json
-from typing import Any
+import uuid
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -24,6 +25,7 @@ from casemgmt.tenancy.admin import ReadOnlyTenantAdmin, TenantScopedAdmin
 from casemgmt.workflows.definitions import publish_errors, step_shape_errors
 from casemgmt.workflows.diagram import definition_graph
 from casemgmt.workflows.models import CaseStep, Workflow
+from casemgmt.workflows.services.migration import workflow_migrate
 from casemgmt.workflows.services.teams import (
     team_create,
     team_delete,
@@ -65,6 +67,48 @@ class DraftForm(forms.ModelForm):
         return list(steps)
 
 
+class MigrateForm(forms.Form):
+    """What `POST /workflows/{id}/migrate` takes: the version to move open cases from, how its steps
+    map to this version's, and optionally which cases (all of that version's open cases otherwise)."""
+
+    fromVersion = forms.TypedChoiceField(label=gettext_lazy("From version"), coerce=int)
+    stepMapping = PrettyJSONField(
+        label=gettext_lazy("Step mapping (JSON: old step id → new step id)"), required=False, initial=dict
+    )
+    caseIds = forms.CharField(
+        label=gettext_lazy("Case ids (optional, one per line)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )
+
+    def __init__(self, *args: Any, workflow: Workflow, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        versions = (
+            Workflow.objects.filter(tenant_id=workflow.tenant_id, case_type_key=workflow.case_type_key)
+            .exclude(pk=workflow.pk)
+            .order_by("version")
+            .values_list("version", flat=True)
+        )
+        source = cast(forms.TypedChoiceField, self.fields["fromVersion"])  # declared above
+        source.choices = [(v, str(v)) for v in versions]
+        self.fields["stepMapping"].widget.attrs["rows"] = 8
+
+    def clean_stepMapping(self) -> dict[str, str]:
+        mapping = self.cleaned_data.get("stepMapping") or {}
+        if not isinstance(mapping, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
+        ):
+            raise forms.ValidationError(_("Give an object of old step ids to new step ids."))
+        return mapping
+
+    def clean_caseIds(self) -> list[uuid.UUID] | None:
+        raw = self.cleaned_data.get("caseIds", "").replace(",", " ").split()
+        try:
+            return [uuid.UUID(value) for value in raw] or None
+        except ValueError:
+            raise forms.ValidationError(_("Give case ids (UUIDs), one per line.")) from None
+
+
 @admin.register(Workflow)
 class WorkflowAdmin(ReadOnlyTenantAdmin):
     api_permission = "workflows:read"
@@ -76,7 +120,7 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
     ordering = ("case_type_key", "-version")
     exclude = ("tenant", "definition")
     readonly_fields = ("definition_json", "diagram")
-    actions = ("publish", "withdraw")
+    actions = ("publish", "withdraw", "migrate_cases")
 
     @admin.display(description=gettext_lazy("definition"))
     def definition_json(self, obj: Workflow) -> str:
@@ -174,6 +218,55 @@ class WorkflowAdmin(ReadOnlyTenantAdmin):
     @admin.action(description=gettext_lazy("Withdraw selected published workflows"), permissions=["publish"])
     def withdraw(self, request: Any, queryset: Any) -> None:
         self._apply(request, queryset, workflow_withdraw, _("%(name)s version %(version)s withdrawn."))
+
+    def has_migrate_permission(self, request: Any) -> bool:
+        """The API's rule for `POST /workflows/{id}/migrate`: `workflows:*` in the admin's own tenant."""
+        user = request.user
+        return bool(user.tenant_id) and (user.is_superuser or self._is_tenant_admin(request, "workflows:*"))
+
+    @admin.action(description=gettext_lazy("Migrate open cases to this version"), permissions=["migrate"])
+    def migrate_cases(self, request: Any, queryset: Any) -> Any:
+        """Asks what to move (a small form), then moves the cases with the API's service and says
+        how many moved and why each other one did not."""
+        workflows = list(queryset[:2])
+        if len(workflows) != 1 or workflows[0].status != Workflow.PUBLISHED:
+            self.message_user(request, _("Choose exactly one published workflow."), level=messages.ERROR)
+            return None
+        workflow = workflows[0]
+        form = MigrateForm(request.POST if "fromVersion" in request.POST else None, workflow=workflow)
+        if not form.is_valid():
+            context = {
+                **self.admin_site.each_context(request),
+                "workflow": workflow,
+                "form": form,
+                "title": _("Migrate open cases"),
+            }
+            return TemplateResponse(request, "admin/workflows/workflow/migrate_form.html", context)
+        try:
+            result = workflow_migrate(
+                user=request.user,
+                workflow=workflow,
+                from_version=form.cleaned_data["fromVersion"],
+                step_mapping=form.cleaned_data["stepMapping"],
+                case_ids=form.cleaned_data["caseIds"],
+            )
+        except ApplicationError as exc:
+            self.message_user(request, f"{workflow}: {exc.message}", level=messages.ERROR)
+            return None
+        self.message_user(
+            request,
+            _("%(count)s migrated to %(name)s version %(version)s.")
+            % {"count": result.migrated, "name": workflow.name, "version": workflow.version},
+            level=messages.SUCCESS,
+        )
+        if result.failed:
+            failures = "; ".join(f"{f['caseId']} {f['code']}: {f['message']}" for f in result.failed)
+            self.message_user(
+                request,
+                _("%(count)s failed: %(failures)s") % {"count": len(result.failed), "failures": failures},
+                level=messages.ERROR,
+            )
+        return None
 
 
 @admin.register(CaseStep)
