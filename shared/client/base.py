@@ -28,7 +28,7 @@ class Transport(Protocol):
 
 class ApiError(Exception):
     """A reply that is not a success, or a success that is not JSON (`code` not_json). `body` is
-    the error body the service sent (its CONTRACT shape) or the reply's text."""
+    the error body the service sent (`{error, code, message, details}`) or the reply's text."""
 
     def __init__(self, status: int, code: str, message: str, body: Any = None) -> None:
         self.status, self.code, self.message, self.body = status, code, message, body
