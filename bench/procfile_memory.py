@@ -256,6 +256,9 @@ def main() -> None:
     parser.add_argument("--tasks-per-second", type=int, default=5)
     parser.add_argument("--soak-minutes", type=int, default=0)
     args = parser.parse_args()
+    # A stop by SIGTERM (or SIGINT, which a shell's `&` ignores) still stops the processes started.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda signum, _: sys.exit(128 + signum))
     args.var = ROOT / "var" / f"procfile-memory-{os.getpid()}"
     args.var.mkdir(parents=True)
     prefix = f"procfilememory{os.getpid()}"
