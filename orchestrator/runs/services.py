@@ -24,12 +24,14 @@ from orchestrator.definitions.selectors import context_resolve, dependency_closu
 from orchestrator.events.services import event_emit_run, event_emit_task_runs
 from orchestrator.runs import state
 from orchestrator.runs.models import (
+    COMPLETED,
     PAUSED,
     PENDING,
     QUEUED,
     RUNNING,
     TERMINAL,
     Run,
+    RunProgress,
     TaskLogLine,
     TaskRun,
 )  # fmt: skip
@@ -84,6 +86,8 @@ def _create_run(
             for tr in task_runs:
                 tr.run = run
             bulk_insert(TaskRun, task_runs)
+            # (runs.models.RunProgress) carried-over task runs are completed already
+            RunProgress.objects.create(run=run, unfinished=sum(tr.status != COMPLETED for tr in task_runs))
             event_emit_run(run)
             event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], run)
             record(actor=actor, action=action, resource=f"runs/{run_id}", changes=_run_changes(run))
