@@ -5,11 +5,12 @@ Each completion decrements the counter's row (`orch_runs_runprogress`) and keeps
 until its COMMIT, so the completions of one run pass the row one WAL flush at a time. This measures
 what that costs against the statement it replaced (the same completion with, instead of the
 decrement, a probe of the run's pending, queued, failed and cancelled task runs), on one run of
-N task runs set `running`, completed by C processes, each with its own connection, one
-autocommit statement per completion (as an agent's leaf completion):
+N queued task runs (a fan-out), each claimed and completed by one of C processes, each with its
+own connection: the agent's two statements (the claim, the leaf completion), without the command
+in between, so the completions come as fast as the database allows:
 
-- completions per second (wall time, all processes), and their ratio to the probe's;
-- the PostgreSQL backends' CPU per completion (from /proc);
+- task runs per second (wall time, all processes), and their ratio to the probe's;
+- the PostgreSQL backends' CPU per task run, claim and completion (from /proc);
 - how often a completion waited on a lock (sampled `pg_stat_activity`, indicative).
 
     .venv/bin/python bench/orch_counter_contention.py [--tasks 4000] [--conns 4] [--rounds 3]
@@ -68,10 +69,9 @@ def setup_run(count: int) -> tuple[str, list[str]]:
                 command="true",
                 queue="contention",
                 has_dependents=False,
-                status="running",
-                attempts=1,
-                start_time=now,
-            )  # fmt: skip
+                status="queued",
+                queued_at=now,
+            )
             for pk in ids
         ],
         batch_size=1000,
@@ -82,13 +82,23 @@ def setup_run(count: int) -> tuple[str, list[str]]:
 def worker(sql: str, run_id: str, ids: list[str], start, finished, pids) -> None:
     import psycopg
 
-    from orchestrator.runs.completion import LEAF_COMPLETE_SQL  # noqa: F401 - the module's imports warm
+    from orchestrator.runs.claim import FAST_CLAIM_SQL
     from shared.api.time import iso, now_ms
 
     with psycopg.connect(DB_URL, autocommit=True) as conn:
         pids.put(conn.info.backend_pid)
         start.wait()
         for pk in ids:
+            now = now_ms()
+            claim = {
+                "agent": "contention",
+                "session": None,
+                "now": now,
+                "now_iso": iso(now),
+                "id": pk,
+                "attempt": 0,
+            }
+            assert conn.execute(FAST_CLAIM_SQL, claim, prepare=True).fetchone(), pk
             now = now_ms()
             data = {"run_id": run_id, "task_run_id": pk, "status": "completed", "end_time": iso(now)}
             params = {"now": now, "id": pk, "attempt": 1, "run": run_id, "dag": "contention",
@@ -164,20 +174,20 @@ def main() -> None:
     django.setup()
     ensure_database()
     print(
-        f"load average {os.getloadavg()[0]:.1f}; {args.tasks} completions of one run, {args.conns} connections"
+        f"load average {os.getloadavg()[0]:.1f}; {args.tasks} task runs of one run, {args.conns} connections"
     )
     results: dict[str, list[dict]] = {"probe": [], "counter": []}
     for r in range(args.rounds):
         for variant in ("probe", "counter"):  # alternating, so a change of load hits both
             res = measure(variant, args.tasks, args.conns)
             results[variant].append(res)
-            print(f"  round {r + 1} {variant:8s} {res['rate']:7.0f} completions/s, backend CPU "
+            print(f"  round {r + 1} {variant:8s} {res['rate']:7.0f} task runs/s, backend CPU "
                   f"{res['cpu_ms']:.3f} ms each, mean backends waiting on a lock {res['waiting']:.2f}", flush=True)  # fmt: skip
     probe = statistics.fmean(r["rate"] for r in results["probe"])
     counter = statistics.fmean(r["rate"] for r in results["counter"])
     print(f"mean: probe {probe:.0f}/s, counter {counter:.0f}/s ({counter / probe:.2f}x); backend CPU probe "
           f"{statistics.fmean(r['cpu_ms'] for r in results['probe']):.3f} ms, counter "
-          f"{statistics.fmean(r['cpu_ms'] for r in results['counter']):.3f} ms per completion")  # fmt: skip
+          f"{statistics.fmean(r['cpu_ms'] for r in results['counter']):.3f} ms per task run")  # fmt: skip
 
 
 if __name__ == "__main__":
