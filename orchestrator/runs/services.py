@@ -86,10 +86,10 @@ def _create_run(
             for tr in task_runs:
                 tr.run = run
             bulk_insert(TaskRun, task_runs)
-            # (runs.models.RunProgress) carried-over task runs are completed already
-            RunProgress.objects.create(run=run, unfinished=sum(tr.status != COMPLETED for tr in task_runs))
             event_emit_run(run)
             event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], run)
+            # (runs.models.RunProgress) carried-over task runs are completed already
+            RunProgress.objects.create(run=run, unfinished=sum(tr.status != COMPLETED for tr in task_runs))
             record(actor=actor, action=action, resource=f"runs/{run_id}", changes=_run_changes(run))
     except IntegrityError:
         # a duplicate run_id is a 409
