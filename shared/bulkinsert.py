@@ -61,6 +61,19 @@ def _insert(model: type[models.Model], fields: list[models.Field], rows: list[di
         cursor.execute(sql, [json.dumps(rows, separators=(",", ":"))])
 
 
+def copy_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """PostgreSQL only: `rows` (tuples of the values of `columns`, fields' attnames, in that order; JSON columns as JSON
+    text) with COPY, the cheapest way in for both sides: no statement to parse or plan and no
+    parameter or document for the database to unpack, and the client's library encodes each row in
+    C. Columns left out take NULL (not the fields' defaults, which are Python's)."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    column_of = {f.attname: f.column for f in model._meta.concrete_fields}
+    names = ", ".join(connection.ops.quote_name(column_of[c]) for c in columns)
+    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
 def among(values: Iterable[str]) -> list[str] | RawSQL:
     """The right-hand side of a `__in` lookup over many strings: on PostgreSQL one JSON parameter
     unpacked by the database (a list of ten thousand values is otherwise ten thousand parameters

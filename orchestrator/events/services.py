@@ -13,6 +13,8 @@ from datetime import datetime
 from types import SimpleNamespace
 from typing import Any, Protocol
 
+from django.db import connection
+
 from orchestrator.events.consumers import subscribed_event_types, subscribed_sql
 from orchestrator.events.models import Event
 from shared.api.time import iso, now_ms
@@ -88,6 +90,48 @@ def event_emit_task_runs(task_runs: Sequence[TaskRun | SimpleNamespace], run: Ru
             for tr in task_runs
         ],
     )
+
+
+# A new run's task runs' events, built by PostgreSQL from their ids in the order given.
+UNSTARTED_EVENTS_SQL = """
+INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
+SELECT %(type)s::text, %(now)s::timestamptz, %(run)s::text, %(dag)s::text, u.task_id,
+       jsonb_build_object('run_id', %(run)s::text, 'dag_id', %(dag_or_null)s::text, 'task_id', u.task_id,
+                          'task_run_id', u.id, 'status', %(status)s::text, 'start_time', NULL,
+                          'end_time', NULL, 'duration_seconds', NULL),
+       %(dispatched)s::timestamptz
+  FROM unnest(%(ids)s::text[], %(task_ids)s::text[]) WITH ORDINALITY AS u(id, task_id, n)
+ ORDER BY u.n
+"""
+
+
+def event_emit_unstarted(task_runs: Sequence[TaskRun], run: Run) -> None:
+    """As `event_emit_task_runs`, for task runs of one status that have neither started nor ended
+    (a new run's): on PostgreSQL one statement that takes only their ids and task ids (two
+    arrays) and builds each event itself, where a 100,000-task DAG's events cost a second of
+    Python built one by one."""
+    if not task_runs:
+        return
+    if connection.vendor != "postgresql":
+        event_emit_task_runs(task_runs, run)
+        return
+    (status,) = {tr.status for tr in task_runs}
+    occurred = now_ms()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            UNSTARTED_EVENTS_SQL,
+            {
+                "type": f"task.{status}",
+                "status": status,
+                "now": occurred,
+                "run": run.run_id,
+                "dag": run.dag_id or "",
+                "dag_or_null": run.dag_id,
+                "dispatched": None if f"task.{status}" in subscribed_event_types() else occurred,
+                "ids": [tr.id for tr in task_runs],
+                "task_ids": [tr.task_id for tr in task_runs],
+            },
+        )
 
 
 def event_emit_task_run(task_run: TaskRun | SimpleNamespace, run: Run | SimpleNamespace) -> Event:

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from orchestrator.runs import selectors
 from orchestrator.runs.models import Run, TaskRun
+from orchestrator.runs.planning import NewTaskRun
 from shared.api.time import iso
 
 
@@ -48,7 +49,7 @@ def task_run_out(tr: TaskRun, logs: str | None = None) -> dict:
     return out
 
 
-def schedule_task_out(run: Run, task_runs: list[TaskRun]) -> dict:
+def schedule_task_out(run: Run, task_runs: list[NewTaskRun]) -> dict:
     target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
     return {
         "success": True,
@@ -60,7 +61,7 @@ def schedule_task_out(run: Run, task_runs: list[TaskRun]) -> dict:
     }
 
 
-def schedule_dag_out(run: Run, task_runs: list[TaskRun]) -> dict:
+def schedule_dag_out(run: Run, task_runs: list[NewTaskRun]) -> dict:
     return {
         "success": True,
         "run_id": run.run_id,

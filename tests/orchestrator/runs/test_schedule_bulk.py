@@ -1,0 +1,158 @@
+"""Scheduling writes a run's task runs with COPY, their events with one statement built by
+PostgreSQL, and queues the roots its creation knows without reading the run back. Each is compared
+here with the path it replaced (model instances through `bulk_insert`, events built in Python by
+`event_emit_task_runs`, the roots found by reading every pending task run): the same rows, the
+same events in the same order."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import transaction
+
+from orchestrator.definitions.models import TaskDefinition
+from orchestrator.definitions.selectors import dependency_closure, source_closure
+from orchestrator.events.models import Event
+from orchestrator.events.services import event_emit_run, event_emit_task_runs
+from orchestrator.runs import services, state
+from orchestrator.runs.models import COMPLETED, PENDING, QUEUED, Run, TaskRun
+from orchestrator.runs.planning import NewTaskRun, ScheduleOptions
+from shared.bulkinsert import bulk_insert
+from tests.orchestrator.helpers import put_dag, put_task
+
+pytestmark = pytest.mark.django_db
+
+SKIPPED = ("run", "queued_at", "dispatched_at")  # compared as set or not: their values are times
+
+
+@pytest.fixture
+def dag(api):
+    """Two roots, a fan-in and a leaf; parameters at every level, a pool, a context."""
+    assert api.put("/api/contexts/ctx", {"variables": {"REGION": "eu"}}, format="json").status_code == 201
+    assert api.put("/api/pools/p1", {"slots": 2}, format="json").status_code == 201
+    put_task(api, "a", parameters={"A": "1"}, queue="qa")
+    put_task(api, "b", pool="p1")
+    put_task(api, "c", command="echo $A", dependencies=["a", "b"])
+    put_task(api, "d", dependencies=["c"], parameters={"D": "x"})
+    put_dag(api, "shape", [{"id": "b", "parameters": {"B": "2"}}, "a", "c", "d"], context="ctx")
+    return "shape"
+
+
+def _task_runs(run_id: str) -> list[dict]:
+    fields = [f.attname for f in TaskRun._meta.concrete_fields if f.name not in SKIPPED]
+    rows = TaskRun.objects.filter(run_id=run_id).order_by("id")
+    return [
+        {**{name: getattr(tr, name) for name in fields}, "queued": tr.queued_at is not None,
+         "dispatched": tr.dispatched_at is not None}
+        for tr in rows
+    ]  # fmt: skip
+
+
+def _events(run_id: str) -> list[tuple]:
+    return [
+        (e.type, e.dag_id, e.task_id, {**e.data, "run_id": None}, e.dispatched_at is None)
+        for e in Event.objects.filter(run_id=run_id).order_by("id")
+    ]
+
+
+def _reference(run: Run, task_runs: list[NewTaskRun], run_id: str) -> None:
+    """What scheduling wrote before, for the same task runs under another run id: model instances
+    inserted by `bulk_insert`, events built in Python, the roots found by reading the run back and
+    queued with their events."""
+    copy = Run.objects.get(pk=run.run_id)
+    copy.run_id, copy.status = run_id, PENDING
+    with transaction.atomic():
+        copy.save(force_insert=True)
+        bulk_insert(TaskRun, [TaskRun(run=copy, **tr._asdict()) for tr in task_runs])
+        event_emit_run(copy)
+        event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], copy)
+    with transaction.atomic():
+        # the decision read back from the rows, not given
+        state.send_on_commit(state.run_queue_ready(state.run_lock(run_id)))
+
+
+def test_a_scheduled_dag_is_written_as_the_model_path_wrote_it(dag):
+    options = ScheduleOptions(
+        env_vars={"E": "e"}, parameters={"c.P": "p"}, retries=2, retry_delay_seconds=5,
+        timeout_seconds=60, priority=3,
+    )  # fmt: skip
+    run, task_runs = services.run_schedule_dag(dag_id=dag, options=options)
+    fast = (_task_runs(run.run_id), _events(run.run_id))
+    TaskRun.objects.filter(run=run).delete()  # the same task run ids, once more the old way
+    _reference(run, task_runs, "reference")
+    assert fast == (_task_runs("reference"), _events("reference"))
+    # and what those rows are: the roots queued, the rest pending; env by precedence
+    rows = {tr["task_id"]: tr for tr in fast[0]}
+    assert {t: (r["status"], r["queued"]) for t, r in rows.items()} == {
+        "a": (QUEUED, True), "b": (QUEUED, True), "c": (PENDING, False), "d": (PENDING, False),
+    }  # fmt: skip
+    assert rows["a"]["env"] == {"E": "e", "A": "1", "REGION": "eu"}
+    assert rows["b"]["env"] == {"E": "e", "B": "2", "REGION": "eu"}
+    assert rows["c"]["env"] == {"E": "e", "REGION": "eu", "P": "p"}
+    assert rows["c"]["upstream"] == [rows["a"]["id"], rows["b"]["id"]]
+    assert [r["has_dependents"] for r in rows.values()] == [True, True, True, False]
+    assert {(r["max_attempts"], r["retry_delay_seconds"], r["timeout_seconds"], r["priority"])
+            for r in rows.values()} == {(3, 5, 60, 3)}  # fmt: skip
+    assert (rows["a"]["queue"], rows["b"]["pool"], rows["a"]["pool"]) == ("qa", "p1", None)
+    types = [(t, task) for t, _, task, _, _ in fast[1]]
+    assert types == [("dag.pending", ""), *(("task.pending", t) for t in "abcd"),
+                     ("task.queued", "a"), ("task.queued", "b")]  # fmt: skip
+
+
+def test_a_rerun_with_carried_results_is_written_as_the_model_path_wrote_it(dag):
+    run, _ = services.run_schedule_dag(dag_id=dag, options=ScheduleOptions(run_id="first"))
+    TaskRun.objects.filter(run=run).update(
+        status=COMPLETED, start_time=run.start_time, end_time=run.start_time
+    )
+    TaskRun.objects.filter(run=run, task_id="d").update(status="failed", exit_code=1)
+    Run.objects.filter(pk=run.pk).update(status="failed")
+    rerun = services.run_rerun(run_id="first", failed_only=True, reset_params=False, from_task=None)
+    task_runs = [
+        NewTaskRun(**{f: getattr(tr, f) for f in NewTaskRun._fields})
+        for tr in TaskRun.objects.filter(run=rerun).order_by("task_id")
+    ]
+    # d's upstream c was carried over: d is queued at once, as reading the run back decides
+    fast = (_task_runs(rerun.run_id), _events(rerun.run_id))
+    assert [(r["task_id"], r["status"], r["carried_from"] is not None) for r in fast[0]] == [
+        ("a", COMPLETED, True), ("b", COMPLETED, True), ("c", COMPLETED, True), ("d", QUEUED, False),
+    ]  # fmt: skip
+    for tr in task_runs:  # as it was created: d still pending
+        if tr.task_id == "d":
+            task_runs[task_runs.index(tr)] = tr._replace(status=PENDING)
+    TaskRun.objects.filter(run=rerun).delete()
+    _reference(rerun, task_runs, "reference")
+    assert fast == (_task_runs("reference"), _events("reference"))
+
+
+def test_the_ready_task_runs_given_are_queued_only_while_pending(dag):
+    """A run's start queues the roots it is given, never one another transaction moved meanwhile."""
+    run, task_runs = services.run_schedule_dag(dag_id=dag, options=ScheduleOptions(run_id="limited"))
+    a, b = (tr.id for tr in task_runs if tr.task_id in "ab")
+    TaskRun.objects.filter(pk__in=[a, b]).update(status=PENDING, queued_at=None)
+    TaskRun.objects.filter(pk=b).update(status="cancelled")
+    with transaction.atomic():
+        wakeups = state.run_queue_ready(state.run_lock("limited"), [a, b])
+    assert [w.task_run_id for w in wakeups] == [a]
+    assert TaskRun.objects.get(pk=b).status == "cancelled"
+    assert Event.objects.filter(run_id="limited", type="task.queued", task_id="b").count() == 1  # the start's
+
+
+def test_the_closure_as_tuples_is_the_closure_as_models(dag):
+    models, sources = dependency_closure(["d", "b"]), source_closure(["d", "b"])
+    assert sorted(models) == sorted(sources) == ["a", "b", "c", "d"]
+    for task_id, source in sources.items():
+        task = models[task_id]
+        assert source == tuple(getattr(task, f) for f in source._fields)
+
+
+def test_task_run_ids_that_need_escaping_are_encoded_as_json():
+    rows = [NewTaskRun(id='odd"id\\', task_id="t", command="", env={}, queue="q", upstream=[],
+                       has_dependents=False, max_attempts=1, retry_delay_seconds=0,
+                       timeout_seconds=None, priority=0, pool=None)]  # fmt: skip
+    encode = services._id_list_json(rows)
+    assert json.loads(encode(['odd"id\\', "x"])) == ['odd"id\\', "x"]
+    plain = services._id_list_json([rows[0]._replace(id="t_0a1b2c3d")])
+    assert json.loads(plain(["t_0a1b2c3d", "u_00000000"])) == ["t_0a1b2c3d", "u_00000000"]
+    assert plain([]) == "[]"
+    assert TaskDefinition.objects.count() == 0  # nothing written
