@@ -31,6 +31,12 @@ bash "$HARNESS/run.sh" | tee "$OUT/harness.log"
 
 # Second part: the same command again on the database the harness left, for list and paced phases.
 PY=$ROOT/.venv/bin/python PORT=8803 PG=${PG:-postgres://postgres@127.0.0.1:5432}
+# What autovacuum does for a table that has grown (statistics, the visibility map that lets the
+# list's count read the index alone), done now: the server here may run with autovacuum off, and
+# the harness's tables are minutes old. Printed, so a run shows whether the server had done it.
+psql -qAt -h 127.0.0.1 -U postgres -d case_floor_project \
+  -c "SELECT 'autovacuum=' || current_setting('autovacuum') || ', cases analyzed before: ' || (last_autoanalyze IS NOT NULL) FROM pg_stat_user_tables WHERE relname = 'cases_case'" \
+  -c "VACUUM ANALYZE" | tee -a "$OUT/harness.log"
 export DJANGO_SETTINGS_MODULE=casemgmt.config.settings.production CASE_DATABASE_URL=$PG/case_floor_project \
   CASE_REDIS_URL=${CASE_REDIS_URL:-redis://127.0.0.1:6379} CASE_SECRET_KEY=floor-secret-$(printf 'x%.0s' {1..40}) \
   CASE_FIELD_ENCRYPTION_KEYS=$($PY -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())') \

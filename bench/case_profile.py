@@ -11,7 +11,7 @@ request, independent of the HTTP server and of other load on the machine:
 It drops and recreates the database `case_profile` (or `$CASE_PROFILE_DB`) on postgres@127.0.0.1:5432 (production settings;
 Redis from CASE_REDIS_URL, default 127.0.0.1:6379), creates a tenant, a case type and 200 cases, and a
 second case type with a published workflow (`create-workflow` creates its cases), then per operation
-prints the CPU time per call (process time), the statements sent to PostgreSQL per call (each a
+prints the CPU time per call (process time) and in PostgreSQL's backends, the statements sent to PostgreSQL per call (each a
 round trip) and cProfile's top functions by cumulative CPU time (thread time;
 `CASE_PROFILE_SORT=tottime` sorts by own time).
 """
@@ -134,13 +134,40 @@ class RoundTrips:
         self.cursor_class.execute = self.original  # type: ignore[method-assign]
 
 
+class BackendCpu:
+    """CPU time of the PostgreSQL backends serving this database (from /proc, this machine's
+    server), read through a connection of its own that it leaves out: what the statements cost the
+    database, which the process time above does not include."""
+
+    def __init__(self) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{DB}", autocommit=True)
+
+    def seconds(self) -> float:
+        own = self.conn.info.backend_pid
+        total = 0
+        for (pid,) in self.conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> %s", [own]
+        ):
+            try:
+                with open(f"/proc/{pid}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:  # a backend that ended between the query and the read
+                continue
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
+
 def measure(name: str, call: Any, calls: int, top: int, show_statements: bool = False) -> float:
     for _ in range(20):  # warm-up: caches, connection pool, lazy imports
         call()
-    started = time.process_time()
+    backends = BackendCpu()
+    started, backend_started = time.process_time(), backends.seconds()
     for _ in range(calls):
         call()
     per_call = (time.process_time() - started) / calls * 1000
+    backend_per_call = (backends.seconds() - backend_started) / calls * 1000
     # CPU time of this thread, not wall time: waits on PostgreSQL would otherwise dominate the list
     # while costing the service nothing.
     profiler = cProfile.Profile(time.thread_time)
@@ -156,6 +183,7 @@ def measure(name: str, call: Any, calls: int, top: int, show_statements: bool = 
         for _ in range(calls):
             call()
     print(f"== {name}: {per_call:.2f} ms CPU per call (process time, {calls} calls, no profiler)")
+    print(f"   {backend_per_call:.2f} ms CPU per call in PostgreSQL's backends")
     print(f"   {len(trips.statements) / calls:.2f} statements (round trips) per call")
     if show_statements:
         with RoundTrips() as one:

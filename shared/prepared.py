@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.db import connection
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
 # Django turns psycopg's automatic preparing off (`prepare_threshold = None`), which also refuses
 # explicit requests; a threshold no statement reaches keeps automatic preparing off and honours
@@ -35,6 +36,15 @@ class PreparingCursor(psycopg.Cursor):
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
         return super().execute(query, params, prepare=True, binary=binary)
+
+
+class _LoggedCursor(CursorDebugWrapper):
+    """Django's debug cursor, logging the statement as sent: its values travel as parameters, so
+    there is no text with them inlined to log (Django's debug cursor would log nothing)."""
+
+    def execute(self, sql: Any, params: Any = None) -> Any:
+        with self.debug_sql(sql, params):
+            return CursorWrapper.execute(self, sql, params)
 
 
 @contextmanager
@@ -50,8 +60,14 @@ def prepared_cursor() -> Iterator[Any]:
         raw.prepare_threshold = EXPLICIT_ONLY
     connection.validate_thread_sharing()
     with connection.wrap_database_errors:
-        # the stubs type make_cursor's argument as Django's wrapper; it takes the driver's cursor
-        cursor = connection.make_cursor(PreparingCursor(raw))  # type: ignore[arg-type]
+        # As Django's own cursors: the debug wrapper where queries are logged (DEBUG, tests'
+        # CaptureQueriesContext), so prepared statements are seen and counted like any other.
+        # The stubs type the argument as Django's wrapper; it takes the driver's cursor.
+        driver_cursor: Any = PreparingCursor(raw)
+        if connection.queries_logged:
+            cursor = _LoggedCursor(driver_cursor, connection)
+        else:
+            cursor = connection.make_cursor(driver_cursor)
     try:
         yield cursor
     finally:

@@ -36,6 +36,7 @@ from casemgmt.cases.models import Case, CaseType
 from shared.api.errors import NotFound
 from shared.api.pagination import EXACT_TOTAL_UP_TO, Page, list_total
 from shared.api.time import iso
+from shared.prepared import prepared_cursor
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
@@ -320,7 +321,7 @@ def case_detail(*, user: User, case_id: Any) -> CaseDetail:
             [StepRow(*s) for s in steps],
             hooks.workflows().family_of(case.id),
         )
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(PG_CASE_DETAIL, {"tenant": user.member_tenant_id, "case": case_id})
         row = cursor.fetchone()
     if row is None:
@@ -373,7 +374,7 @@ def case_list_page(*, user: User, page: Page, **filters: Any) -> CaseListPage:
     where, values = _pg_list_filter(user, f)
     order = _pg_list_order(f)
     values.update(limit=page.limit + 1, offset=page.offset, cap=EXACT_TOTAL_UP_TO + 1)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_pg_list_sql(where, order), values)
         found = cursor.fetchall()
         if found:
@@ -383,8 +384,9 @@ def case_list_page(*, user: User, page: Page, **filters: Any) -> CaseListPage:
         else:  # past the last page: the total alone
             cursor.execute(f"SELECT ({_pg_capped_count(where)})", values)
             counted = cursor.fetchone()[0]
-        total = counted
-        if counted > EXACT_TOTAL_UP_TO:  # the planner's estimate, as list_total
+    total = counted
+    if counted > EXACT_TOTAL_UP_TO:  # the planner's estimate, as list_total (EXPLAIN is not preparable)
+        with connection.cursor() as cursor:
             cursor.execute(
                 f"EXPLAIN (FORMAT JSON) SELECT 1 FROM cases_case c WHERE {where.format(c='c')}",  # noqa: S608 - clauses from code; values are placeholders
                 values,

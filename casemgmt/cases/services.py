@@ -49,6 +49,7 @@ from shared.api.time import now_ms
 from shared.audit.hashing import canonical_value
 from shared.audit.services import DeferredAppend
 from shared.locks import lock_name
+from shared.prepared import prepared_cursor
 
 if TYPE_CHECKING:
     from casemgmt.accounts.models import User
@@ -260,7 +261,7 @@ def _create_context(tenant_id: UUID, case_type: CaseType, workflow_version_id: A
     if connection.vendor != "postgresql":  # SQLite (embedded): the same reads, one at a time
         reads = {r.name: r.read(tenant_id, case_type, workflow_version_id) for r in hooks.CREATE_READS}
         return _CreateContext(default_sla_hours=default_sla_hours(tenant_id=tenant_id), reads=reads)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             _create_context_sql(tuple(r.sql for r in hooks.CREATE_READS)),
             {"tenant": tenant_id, "key": case_type.key, "workflow": workflow_version_id},
@@ -323,7 +324,7 @@ SELECT new_case.case_number, appended.* FROM new_case CROSS JOIN LATERAL {call} 
 """  # noqa: S608 - table names from the models; values are placeholders
     params.update(audit_params, tenant=case.tenant_id, key=case_type.key, prefix=case_type.prefix)
     params["type_name"] = case_type.display_name
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:  # no counter row (see `_next_case_number`): make it, then take the number

@@ -310,6 +310,10 @@ WEBHOOK_SIGNATURE_WINDOW_SECONDS = env.int("CASE_WEBHOOK_SIGNATURE_WINDOW_SECOND
 # its thread, and with four a few such requests stalled a whole process (the graceful-shutdown
 # test's six held creations could not all get a thread); docs/benchmarks.md, serving layer.
 WEB_THREADS = env.int("CASE_WEB_THREADS", default=8)
+# The case read, list and create statements are prepared once per connection (shared.prepared):
+# planning them costs PostgreSQL several times their execution. Off for a connection pooler in
+# transaction mode that does not keep prepared statements.
+DB_PREPARED_STATEMENTS = env.bool("CASE_DB_PREPARED_STATEMENTS", default=True)
 
 # Document vault: blobs stored once per SHA-256 of their bytes, on the filesystem (default) or in an
 # S3-compatible bucket.

@@ -170,3 +170,17 @@ def test_a_read_and_a_list_are_one_statement_between_the_tenant_switches(api, ad
         assert len(sql) == 3, sql
         assert sql[0].startswith("SELECT set_config('app.tenant_id'") and "cases_case" in sql[1]
         assert sql[2].startswith("SELECT set_config('role', 'none', false)")
+
+
+def test_prepared_reads_answer_each_caller_in_their_own_tenant(api, admin_user, permit_type, other_tenant):
+    """The read and the list are prepared once per connection and then reused: the tenant and team
+    settings and the row-level policies must apply at each execution, never the first caller's.
+    Both tenants' requests here run on the test's one connection, alternating, past the point where
+    PostgreSQL switches a prepared statement to a generic plan (its sixth execution)."""
+    mine = create(api, admin_user, permit_type, {"title": "Mine"})["id"]
+    other_admin = User.objects.get(tenant=other_tenant, roles__name="admin")
+    for _ in range(8):
+        assert api(admin_user).get(f"/cases/{mine}").status_code == 200
+        assert api(other_admin).get(f"/cases/{mine}").status_code == 404
+        assert [c["id"] for c in api(admin_user).get("/cases?limit=25").json()["data"]] == [mine]
+        assert api(other_admin).get("/cases?limit=25").json() == {"data": [], "total": 0, "next": None}
