@@ -127,6 +127,11 @@ class Statements:
             entry[0] += 1
             entry[1] += proc_cpu(self.backend) - before
 
+    def show(self) -> None:
+        for text, (times, cpu) in sorted(self.texts.items(), key=lambda kv: -kv[1][1]):
+            if cpu >= 0.01:
+                print(f"    {cpu:5.2f} s  {times:3d} x {text}")
+
 
 def measured(label: str, call, backend: int, profiler: cProfile.Profile | None = None):
     from django.db import connection
@@ -157,12 +162,15 @@ def one_round(client, dag_id: str, backend: int, args: argparse.Namespace) -> No
     run_id = response.json()["run_id"]
     assert len(response.json()["tasks"]) == args.tasks
     if args.statements:
-        for text, (times, cpu) in sorted(statements.texts.items(), key=lambda kv: -kv[1][1]):
-            print(f"    {cpu:5.2f} s  {times:3d} x {text}")
-    graph, _ = measured("graph", partial(client.get, f"/api/runs/{run_id}/graph"), backend)
+        statements.show()
+    graph, statements = measured("graph", partial(client.get, f"/api/runs/{run_id}/graph"), backend)
     assert len(graph.json()["nodes"]) == args.tasks
+    if args.statements:
+        statements.show()
     cancel = partial(client.post, f"/api/cancel-run/{run_id}", {}, content_type="application/json")
-    measured("cancel", cancel, backend)
+    _, statements = measured("cancel", cancel, backend)
+    if args.statements:
+        statements.show()
     if profiler:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(args.sort).print_stats(args.top)
@@ -175,7 +183,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--top", type=int, default=0, help="cProfile's top functions of the schedule")
     parser.add_argument("--sort", default="cumulative", help="cProfile order: cumulative, tottime...")
-    parser.add_argument("--statements", action="store_true", help="list the schedule's statements")
+    parser.add_argument("--statements", action="store_true", help="list each request's statements")
     args = parser.parse_args()
     import django
 

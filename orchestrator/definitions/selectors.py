@@ -18,7 +18,7 @@ from orchestrator.definitions.models import (
 )
 from shared.api import errors
 from shared.api.querying import Sort, pattern_filter
-from shared.bulkinsert import among
+from shared.bulkinsert import among, text_array
 
 TASK_SORTS = {
     "id": "id",
@@ -87,7 +87,7 @@ def task_sources(task_ids: Iterable[str]) -> dict[str, TaskSource]:
 # a decoder call each, most of a second for a 100,000-task DAG).
 SOURCES_SQL = f"""
 SELECT coalesce(json_agg(json_build_array({", ".join(f"t.{name}" for name in TaskSource._fields)})), '[]')::text
-  FROM orch_definitions_taskdefinition t WHERE t.id = ANY(%s::text[])
+  FROM orch_definitions_taskdefinition t WHERE t.id = ANY({{ids}})
 """  # noqa: S608 - column names
 
 
@@ -95,8 +95,9 @@ def _sources(task_ids: list[str]) -> Iterable[TaskSource]:
     if connection.vendor != "postgresql":
         rows = TaskDefinition.objects.filter(pk__in=task_ids).values_list(*TaskSource._fields)
         return map(TaskSource._make, rows)
+    ids_sql, ids = text_array(task_ids)
     with connection.cursor() as cursor:
-        cursor.execute(SOURCES_SQL, [task_ids])
+        cursor.execute(SOURCES_SQL.format(ids=ids_sql), [ids])
         return map(TaskSource._make, json.loads(cursor.fetchone()[0]))
 
 

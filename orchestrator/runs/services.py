@@ -24,7 +24,7 @@ from orchestrator.audit.services import SYSTEM_ACTOR, record
 from orchestrator.definitions import environment
 from orchestrator.definitions.models import Dag, TaskDefinition
 from orchestrator.definitions.selectors import context_resolve, source_closure, task_sources
-from orchestrator.events.services import event_emit_run, event_emit_unstarted
+from orchestrator.events.services import event_emit_run, event_emit_task_runs
 from orchestrator.runs import state
 from orchestrator.runs.models import (
     COMPLETED,
@@ -88,7 +88,7 @@ def _create_run(
             )
             _insert_task_runs(run, task_runs)
             event_emit_run(run)
-            event_emit_unstarted([tr for tr in task_runs if not tr.carried_from], run)
+            event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], run)
             record(actor=actor, action=action, resource=f"runs/{run_id}", changes=_run_changes(run))
     except IntegrityError:
         # a duplicate run_id is a 409

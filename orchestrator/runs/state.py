@@ -43,7 +43,7 @@ from orchestrator.runs.models import (
 )  # fmt: skip
 from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api.time import now_ms
-from shared.bulkinsert import among
+from shared.bulkinsert import among, text_array
 from shared.prepared import prepared_cursor
 
 
@@ -137,13 +137,13 @@ def _ready_ids(run: Run) -> list[str]:
 
 
 @cache
-def _queue_statement() -> str:
+def _queue_statement(ids_sql: str) -> str:
     """The task runs' UPDATE and their events in one statement, events in primary-key order (the
     database's, as before); built on first use (the outbox's consumers are known by then)."""
     return f"""
 WITH ready AS (
     UPDATE orch_runs_taskrun t SET status = 'queued', queued_at = %(now)s, dispatched_at = %(now)s
-     WHERE t.id = ANY(%(ids)s::text[]) AND t.run_id = %(run)s AND t.status = 'pending'
+     WHERE t.id = ANY({ids_sql}) AND t.run_id = %(run)s AND t.status = 'pending'
     RETURNING t.id, t.task_id, t.queue, t.attempts
 ), events AS (
     INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
@@ -163,10 +163,11 @@ def _queue_sql(run: Run, ready: list[str]) -> list[Wakeup]:
     """Those of `ready` still pending queued, with their events: one statement, one array of ids
     (`= ANY` probes the primary key per id, where a JSON list as a subquery was planned as a
     nested loop re-reading the list per pending row: 1 s for a 100,000-task DAG's roots)."""
-    params: dict[str, Any] = {"now": now_ms(), "ids": ready, "run": run.run_id, "dag": run.dag_id or "",
+    ids_sql, ids = text_array(ready)
+    params: dict[str, Any] = {"now": now_ms(), "ids": ids, "run": run.run_id, "dag": run.dag_id or "",
               "dag_or_null": run.dag_id}  # fmt: skip
     with connection.cursor() as cursor:
-        cursor.execute(_queue_statement(), params)
+        cursor.execute(_queue_statement(ids_sql.replace("%s", "%(ids)s")), params)
         return [Wakeup(pk, queue, attempts) for pk, queue, attempts in cursor.fetchall()]
 
 

@@ -1,24 +1,29 @@
 """Scheduling writes a run's task runs with COPY, their events with one statement built by
 PostgreSQL, and queues the roots its creation knows without reading the run back. Each is compared
-here with the path it replaced (model instances through `bulk_insert`, events built in Python by
-`event_emit_task_runs`, the roots found by reading every pending task run): the same rows, the
-same events in the same order."""
+here with the path it replaced (model instances through `bulk_insert`, events built in Python and
+inserted as rows, the roots found by reading every pending task run): the same rows, the same
+events in the same order."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.db import transaction
 
 from orchestrator.definitions.models import TaskDefinition
 from orchestrator.definitions.selectors import dependency_closure, source_closure
+from orchestrator.events import services as events
 from orchestrator.events.models import Event
-from orchestrator.events.services import event_emit_run, event_emit_task_runs
+from orchestrator.events.services import event_emit_run
 from orchestrator.runs import services, state
 from orchestrator.runs.models import COMPLETED, PENDING, QUEUED, Run, TaskRun
 from orchestrator.runs.planning import NewTaskRun, ScheduleOptions
-from shared.bulkinsert import bulk_insert
+from orchestrator.webhooks.services import webhook_create
+from shared.api.time import iso, now_ms
+from shared.bulkinsert import bulk_insert, lines
 from tests.orchestrator.helpers import put_dag, put_task
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +71,7 @@ def _reference(run: Run, task_runs: list[NewTaskRun], run_id: str) -> None:
         copy.save(force_insert=True)
         bulk_insert(TaskRun, [TaskRun(run=copy, **tr._asdict()) for tr in task_runs])
         event_emit_run(copy)
-        event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], copy)
+        events._emit_rows([tr for tr in task_runs if not tr.carried_from], copy, now_ms())
     with transaction.atomic():
         # the decision read back from the rows, not given
         state.send_on_commit(state.run_queue_ready(state.run_lock(run_id)))
@@ -156,3 +161,44 @@ def test_task_run_ids_that_need_escaping_are_encoded_as_json():
     assert json.loads(plain(["t_0a1b2c3d", "u_00000000"])) == ["t_0a1b2c3d", "u_00000000"]
     assert plain([]) == "[]"
     assert TaskDefinition.objects.count() == 0  # nothing written
+
+
+@pytest.mark.parametrize("dag_id", ["shape", None])
+def test_task_run_events_built_by_postgresql_are_those_built_in_python(dag_id):
+    """Any mix of statuses, start and end times (and a subscribed type, written undispatched)."""
+    webhook_create(
+        name="queued", url="http://127.0.0.1:9/hook", events=["task.queued"], secret="s", headers={},
+        filters={},
+    )  # fmt: skip
+    start = now_ms() - timedelta(seconds=75, milliseconds=250)
+    end = start + timedelta(seconds=61, milliseconds=999)
+    task_runs = [
+        SimpleNamespace(id=f"t{n}_0000000{n}", task_id=f"t{n}", status=status, start_time=s, end_time=e)
+        for n, (status, s, e) in enumerate(
+            [(PENDING, None, None), (QUEUED, None, None), ("running", start, None),
+             ("cancelled", start, end), ("cancelled", None, end), ("completed", end, end)]
+        )
+    ]  # fmt: skip
+    occurred = now_ms()
+    for run_id in ("sql", "rows"):
+        run = SimpleNamespace(run_id=run_id, dag_id=dag_id)
+        if run_id == "sql":
+            assert events._emit_sql(task_runs, run, occurred)
+        else:
+            events._emit_rows(task_runs, run, occurred)
+    sql, rows = _events("sql"), _events("rows")
+    assert sql == rows
+    assert [e[0] for e in sql] == [f"task.{tr.status}" for tr in task_runs]
+    assert [e[4] for e in sql] == [tr.status == QUEUED for tr in task_runs]  # undispatched
+    assert (sql[3][3]["start_time"], sql[3][3]["end_time"]) == (iso(start), iso(end))
+    assert sql[3][3]["duration_seconds"] == 61 and sql[2][3]["duration_seconds"] is None
+
+
+def test_values_that_would_not_come_back_as_lines_are_refused():
+    assert lines(["a", "b"]) == "a\nb"
+    assert lines(["a", ""]) is None and lines(["a", ""], nullable=True) == "a\n"
+    assert lines(["a\nb"]) is None and lines([]) is None
+    task_runs = [SimpleNamespace(id="x\ny", task_id="t", status=PENDING, start_time=None, end_time=None)]
+    assert not events._emit_sql(task_runs, SimpleNamespace(run_id="r", dag_id=None), now_ms())
+    events.event_emit_task_runs(task_runs, SimpleNamespace(run_id="r", dag_id=None))  # the rows path
+    assert [e.data["task_run_id"] for e in Event.objects.filter(run_id="r")] == ["x\ny"]
