@@ -69,7 +69,10 @@ def copy_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[
     table = connection.ops.quote_name(model._meta.db_table)
     column_of = {f.attname: f.column for f in model._meta.concrete_fields}
     names = ", ".join(connection.ops.quote_name(column_of[c]) for c in columns)
-    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+    # (Django wraps the driver's errors in its own only around execute: a unique violation is an
+    # IntegrityError here too)
+    statement = f"COPY {table} ({names}) FROM STDIN"
+    with connection.wrap_database_errors, connection.cursor() as cursor, cursor.copy(statement) as copy:
         for row in rows:
             copy.write_row(row)
 

@@ -42,6 +42,7 @@ from orchestrator.runs.planning import (
     ScheduleOptions,
     build_task_runs,
     latest_sources,
+    redraw_ids,
     rerun_selection,
     rerun_task_runs,
     split_parameters,
@@ -53,7 +54,7 @@ from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api import errors
 from shared.api.problems import Problems
 from shared.api.time import now_ms
-from shared.bulkinsert import copy_rows
+from shared.bulkinsert import among, copy_rows
 
 
 def _create_run(
@@ -65,10 +66,10 @@ def _create_run(
     actor: str,
     action: str,
     **extra,
-) -> Run:
+) -> tuple[Run, list[NewTaskRun]]:
     """One transaction: the run and its task runs, all `pending`, with their events and its audit
     event (which names the target, and of the env vars and parameters only their names and a hash:
-    the values may carry credentials)."""
+    the values may carry credentials). Returns the task runs as inserted (`_insert_task_runs`)."""
     run_id = opts.run_id or f"run_{secrets.token_hex(8)}"
     try:
         with transaction.atomic():
@@ -86,7 +87,7 @@ def _create_run(
                 start_time=now_ms(),
                 **extra,
             )
-            _insert_task_runs(run, task_runs)
+            task_runs = _insert_task_runs(run, task_runs)
             event_emit_run(run)
             event_emit_task_runs([tr for tr in task_runs if not tr.carried_from], run)
             record(actor=actor, action=action, resource=f"runs/{run_id}", changes=_run_changes(run))
@@ -95,10 +96,10 @@ def _create_run(
         if Run.objects.filter(pk=run_id).exists():
             raise errors.AlreadyExists(f"Run {run_id} already exists.", field="run_id") from None
         raise
-    return run
+    return run, task_runs
 
 
-# What `_insert_task_runs` sets, in its order; the other columns are nullable and stay NULL.
+# What `_write_task_runs` sets, in its order; the other columns are nullable and stay NULL.
 NEW_TASK_RUN_COLUMNS = (
     "id", "run_id", "task_id", "command", "env", "queue", "upstream", "has_dependents", "status",
     "attempts", "max_attempts", "retry_delay_seconds", "timeout_seconds", "priority", "pool",
@@ -106,7 +107,23 @@ NEW_TASK_RUN_COLUMNS = (
 )  # fmt: skip
 
 
-def _insert_task_runs(run: Run, task_runs: list[NewTaskRun]) -> None:
+def _insert_task_runs(run: Run, task_runs: list[NewTaskRun]) -> list[NewTaskRun]:
+    """Returns them as inserted: an id that clashes with an existing task run's (the insert finds
+    it, `planning.new_task_run_ids`) is drawn again and the insert repeated, alone (a savepoint)."""
+    while True:
+        try:
+            with transaction.atomic():
+                _write_task_runs(run, task_runs)
+            return task_runs
+        except IntegrityError:
+            ids = among(tr.id for tr in task_runs)
+            taken = set(TaskRun.objects.filter(pk__in=ids).values_list("pk", flat=True))
+            if not taken:
+                raise
+            task_runs = redraw_ids(task_runs, taken)
+
+
+def _write_task_runs(run: Run, task_runs: list[NewTaskRun]) -> None:
     """On PostgreSQL one COPY: of the ways in it costs both sides least (a 100,000-task DAG's rows,
     as one JSON document unpacked by `jsonb_populate_recordset`, cost PostgreSQL 4 s, by COPY
     under 0.5 s, and no model instance is made)."""
@@ -208,7 +225,7 @@ def run_schedule_task(
         opts=opts,
         queue_override={task_id: queue} if queue else None,
     )
-    run = _create_run(
+    run, task_runs = _create_run(
         opts=opts, dag_id=None, context_vars=context_vars, task_runs=task_runs, target_task_id=task_id,
         versions=versions_of(definitions), schedule_id=schedule_id, fire_time=fire_time,
         actor=actor, action="run.scheduled",
@@ -247,7 +264,7 @@ def run_schedule_dag(
         opts=opts,
     )
     limited = dag.max_active_runs is not None
-    run = _create_run(
+    run, task_runs = _create_run(
         opts=opts, dag_id=dag.id, context_vars=context_vars, task_runs=task_runs,
         versions=versions_of(definitions), dag_version=dag.version, waiting=limited,
         schedule_id=schedule_id, fire_time=fire_time, actor=actor, action="run.scheduled",
@@ -419,7 +436,7 @@ def run_rerun(
         priority=original.priority,
     )
     context_vars = context_resolve(original.context_id) if reset_params else original.context
-    run = _create_run(
+    run, task_runs = _create_run(
         opts=opts, dag_id=original.dag_id, context_vars=context_vars, task_runs=task_runs,
         original_run=original, target_task_id=original.target_task_id, versions=versions,
         dag_version=original.dag_version,

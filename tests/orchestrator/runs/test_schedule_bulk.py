@@ -18,7 +18,7 @@ from orchestrator.definitions.selectors import dependency_closure, source_closur
 from orchestrator.events import services as events
 from orchestrator.events.models import Event
 from orchestrator.events.services import event_emit_run
-from orchestrator.runs import services, state
+from orchestrator.runs import planning, services, state
 from orchestrator.runs.models import COMPLETED, PENDING, QUEUED, Run, TaskRun
 from orchestrator.runs.planning import NewTaskRun, ScheduleOptions
 from orchestrator.webhooks.services import webhook_create
@@ -141,6 +141,29 @@ def test_the_ready_task_runs_given_are_queued_only_while_pending(dag):
     assert [w.task_run_id for w in wakeups] == [a]
     assert TaskRun.objects.get(pk=b).status == "cancelled"
     assert Event.objects.filter(run_id="limited", type="task.queued", task_id="b").count() == 1  # the start's
+
+
+def test_a_task_run_id_taken_already_is_drawn_again(dag):
+    """Ids are not looked up before the insert: the insert finds a clash, and only the clashing
+    id is drawn again (with the upstream lists naming it)."""
+    _, first = services.run_schedule_dag(dag_id=dag, options=ScheduleOptions(run_id="first"))
+    a = next(tr for tr in first if tr.task_id == "a")
+    drawn = planning.redraw_ids(first, {tr.id for tr in first} - {a.id})  # a's id is the first run's
+    run, inserted = services._create_run(
+        opts=ScheduleOptions(run_id="second"), dag_id=dag, context_vars={}, task_runs=drawn,
+        actor="tester", action="run.scheduled",
+    )  # fmt: skip
+    by_task = {tr.task_id: tr for tr in inserted}
+    assert by_task["a"].id != a.id and by_task["a"].id.startswith("a_")
+    assert [tr.id for tr in inserted if tr.task_id != "a"] == [tr.id for tr in drawn if tr.task_id != "a"]
+    assert by_task["c"].upstream == [by_task["a"].id, by_task["b"].id]
+    assert sorted(TaskRun.objects.filter(run=run).values_list("id", flat=True)) == sorted(
+        tr.id for tr in inserted
+    )
+    assert TaskRun.objects.get(pk=a.id).run_id == "first"
+    assert Event.objects.get(run_id="second", type="task.pending", task_id="a").data["task_run_id"] == (
+        by_task["a"].id
+    )
 
 
 def test_the_closure_as_tuples_is_the_closure_as_models(dag):
