@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from rest_framework.renderers import JSONRenderer
+
 from orchestrator.runs import selectors
 from orchestrator.runs.models import Run, TaskRun
 from orchestrator.runs.planning import NewTaskRun
@@ -88,6 +90,13 @@ def run_graph_out(run: Run, rows: list[tuple[str, str, str, list[str]]]) -> dict
         "nodes": [{"id": pk, "task_id": task_id, "status": status} for pk, task_id, status, _ in rows],
         "edges": [{"from": up, "to": pk} for pk, _, _, upstream in rows for up in upstream],
     }
+
+
+def run_graph_json(run: Run, nodes: str, edges: str) -> bytes:
+    """`run_graph_out` as the API's JSON renderer writes it, around the arrays' elements given as
+    JSON text (`selectors.graph_json`)."""
+    head = JSONRenderer().render({"run_id": run.run_id, "dag_id": run.dag_id})
+    return b'%s,"nodes":[%s],"edges":[%s]}' % (head[:-1], nodes.encode(), edges.encode())
 
 
 def task_logs_out(tr: TaskRun, lines: list[str], *, has_more: bool) -> dict:

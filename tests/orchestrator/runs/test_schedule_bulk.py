@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 from django.db import transaction
+from rest_framework.renderers import JSONRenderer
 
 from orchestrator.definitions.models import TaskDefinition
 from orchestrator.definitions.selectors import dependency_closure, source_closure
@@ -20,7 +21,9 @@ from orchestrator.events.models import Event
 from orchestrator.events.services import event_emit_run
 from orchestrator.runs import planning, services, state
 from orchestrator.runs.models import COMPLETED, PENDING, QUEUED, Run, TaskRun
+from orchestrator.runs.outputs import run_graph_out
 from orchestrator.runs.planning import NewTaskRun, ScheduleOptions
+from orchestrator.runs.selectors import graph_of
 from orchestrator.webhooks.services import webhook_create
 from shared.api.time import iso, now_ms
 from shared.bulkinsert import bulk_insert, lines
@@ -225,3 +228,20 @@ def test_values_that_would_not_come_back_as_lines_are_refused():
     assert not events._emit_sql(task_runs, SimpleNamespace(run_id="r", dag_id=None), now_ms())
     events.event_emit_task_runs(task_runs, SimpleNamespace(run_id="r", dag_id=None))  # the rows path
     assert [e.data["task_run_id"] for e in Event.objects.filter(run_id="r")] == ["x\ny"]
+
+
+def test_the_graph_built_by_postgresql_is_the_one_rendered_in_python(api, dag):
+    """Byte for byte, in the same order (by start time, then task id; upstream in its order)."""
+    run, task_runs = services.run_schedule_dag(dag_id=dag, options=ScheduleOptions(run_id="g\u2028raph"))
+    later = now_ms()
+    TaskRun.objects.filter(run=run, task_id="b").update(start_time=later - timedelta(seconds=5))
+    TaskRun.objects.filter(run=run, task_id="a").update(start_time=later)
+    response = api.get(f"/api/runs/{run.run_id}/graph")
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    rendered = JSONRenderer().render(run_graph_out(run, graph_of(run)))
+    assert response.content == rendered
+    body = json.loads(rendered)
+    assert [n["task_id"] for n in body["nodes"]] == ["b", "a", "c", "d"]
+    ids = {tr.task_id: tr.id for tr in task_runs}
+    assert body["edges"] == [{"from": ids["a"], "to": ids["c"]}, {"from": ids["b"], "to": ids["c"]},
+                             {"from": ids["c"], "to": ids["d"]}]  # fmt: skip
