@@ -147,13 +147,19 @@ def _complete_leaf(execution: Execution, now: datetime | None = None, *, count: 
 # needs reading: a dependent with this one upstream is ready once it completed. When a dependent
 # also waits for another task run (fan-in), the statement changes nothing and says so: the other
 # upstream's state must then be read after the locks, in a snapshot of its own (the statement's
-# snapshot predates them), which `_complete_with_dependents` does.
-SINGLE_UPSTREAM_COMPLETE_SQL = f"""
+# snapshot predates them), which `_complete_with_dependents` does. The dependents are found by
+# primary key from the list the task run carries (`dependents`), or, on a task run from before that
+# list, among the run's pending task runs (a cost that grows with the run).
+BY_LIST = "t.id = ANY(%(dependents)s::text[]) AND t.status = 'pending'"
+BY_SCAN = "t.run_id = %(run)s AND t.status = 'pending' AND t.upstream @> %(id_list)s::jsonb"
+
+
+def _single_upstream_sql(dependents: str) -> str:
+    return f"""
 WITH locked AS MATERIALIZED (
     SELECT t.id, t.upstream
       FROM orch_runs_taskrun t
-     WHERE t.id = %(id)s
-        OR (t.run_id = %(run)s AND t.status = 'pending' AND t.upstream @> %(id_list)s::jsonb)
+     WHERE t.id = %(id)s OR ({dependents})
      ORDER BY t.id
        FOR UPDATE
 ), checked AS (
@@ -194,6 +200,10 @@ SELECT c.fan_in, (SELECT count(*) FROM done),
 """  # noqa: S608 - status constants; values are placeholders
 
 
+SINGLE_UPSTREAM_COMPLETE_SQL = _single_upstream_sql(BY_LIST)
+SINGLE_UPSTREAM_SCAN_SQL = _single_upstream_sql(BY_SCAN)
+
+
 def _complete_single_upstream(execution: Execution) -> Completion | None:
     """The completion, or None when a dependent also waits for another task run."""
     now = now_ms()
@@ -210,9 +220,11 @@ def _complete_single_upstream(execution: Execution) -> Completion | None:
         "dag_or_null": execution.dag_id,
         "task": execution.task_id,
         "data": json.dumps(data),
+        "dependents": execution.dependents,
     }
+    sql = SINGLE_UPSTREAM_SCAN_SQL if execution.dependents is None else SINGLE_UPSTREAM_COMPLETE_SQL
     with prepared_cursor() as cursor:
-        cursor.execute(SINGLE_UPSTREAM_COMPLETE_SQL, params)
+        cursor.execute(sql, params)
         fan_in, done, ready, _, unfinished = cursor.fetchone()
     if fan_in:
         return None
@@ -244,11 +256,13 @@ def _complete_with_dependents(execution: Execution) -> Completion:
     UPDATE and one events insert. Fan-in is as safe as there: the dependents are locked first, and
     the other upstream task runs' states are read after the lock, in a fresh snapshot."""
     finished_id = execution.task_run_id
+    if execution.dependents is None:  # a task run from before the list
+        waiting = Q(run_id=execution.run_id, status=PENDING, upstream__contains=[finished_id])
+    else:
+        waiting = Q(pk__in=execution.dependents, status=PENDING)
     rows = list(
         TaskRun.objects.select_for_update(of=("self",))
-        .filter(
-            Q(pk=finished_id) | Q(run_id=execution.run_id, status=PENDING, upstream__contains=[finished_id])
-        )
+        .filter(Q(pk=finished_id) | waiting)
         .order_by("pk")
         .values_list("pk", "status", "upstream", "task_id", "queue", "attempts", "run__status")
     )
@@ -284,8 +298,10 @@ def _complete_with_dependents(execution: Execution) -> Completion:
     return Completion(done=True, unfinished=_count_completed(execution.run_id), dispatched=bool(wakeups))
 
 
-def _dependents_of(run_id: str, finished_id: str) -> list[str]:
+def _dependents_of(run_id: str, finished_id: str, listed: list[str] | None) -> list[str]:
     pending = TaskRun.objects.filter(run_id=run_id, status=PENDING)
+    if listed is not None:  # the task run's own list (None: a task run from before it)
+        return list(pending.filter(pk__in=listed).values_list("pk", flat=True))
     if connection.vendor == "postgresql":
         return list(pending.filter(upstream__contains=[finished_id]).values_list("pk", flat=True))
     return [pk for pk, up in pending.values_list("pk", "upstream") if finished_id in up]
@@ -298,7 +314,8 @@ def _complete_any(task_run_id: str, attempt: int, run_id: str, execution: Execut
     for task run rows, so none of them can deadlock; a cancelled or failed run has no pending
     task runs left, so nothing is queued for it (the `status = pending` conditions decide)."""
     leaf = execution is not None and not execution.has_dependents
-    candidates = [] if leaf else _dependents_of(run_id, task_run_id)
+    listed = execution.dependents if execution is not None else None
+    candidates = [] if leaf else _dependents_of(run_id, task_run_id, listed)
     if candidates:
         list(
             TaskRun.objects.select_for_update()

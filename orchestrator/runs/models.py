@@ -98,6 +98,10 @@ class TaskRun(models.Model):
     queue = models.CharField(max_length=100)
     upstream = models.JSONField(default=list)  # task run ids this one waits for
     has_dependents = models.BooleanField(default=True)  # False: a leaf, nothing to queue after it
+    # The task run ids that wait for this one, written at creation: a completion locks and queues
+    # them by primary key. NULL on rows from before the column: the completion then looks for them
+    # among the run's pending task runs, which costs in proportion to the run's size.
+    dependents = models.JSONField(null=True, blank=True, default=None)
     status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
     attempts = models.PositiveIntegerField(default=0)  # executions claimed so far
     max_attempts = models.PositiveIntegerField(default=1)
