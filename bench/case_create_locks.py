@@ -53,6 +53,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -132,10 +133,12 @@ def install_variants() -> None:
     lock = f"PERFORM pg_advisory_xact_lock(hashtextextended('{table}:' || p_chain, 0));\n"
     edits = [
         (f"FUNCTION {function}(", f"FUNCTION {TIMED}("),
-        ("out_hash varchar)", "out_hash varchar, out_granted double precision)"),
-        ("DECLARE\n", "DECLARE\n  granted double precision;\n"),
-        (lock, lock + "  granted := extract(epoch FROM clock_timestamp());\n"),
-        ("SELECT head_sequence, stamp, head_hash, new_hash;", "SELECT head_sequence, stamp, head_hash, new_hash, granted;"),
+        ("out_hash varchar)", "out_hash varchar, out_requested double precision, out_granted double precision)"),
+        ("DECLARE\n", "DECLARE\n  requested double precision;\n  granted double precision;\n"),
+        ("  " + lock, "  requested := extract(epoch FROM clock_timestamp());\n  " + lock
+         + "  granted := extract(epoch FROM clock_timestamp());\n"),
+        ("SELECT head_sequence, stamp, head_hash, new_hash;",
+         "SELECT head_sequence, stamp, head_hash, new_hash, requested, granted;"),
     ]  # fmt: skip
     for old, new in edits:
         if timed.count(old) != 1:
@@ -166,6 +169,7 @@ $$;
 """  # noqa: S608 - DDL over names from code
     url = f"postgresql://postgres@127.0.0.1:5432/{case_profile.DB}"
     with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP FUNCTION IF EXISTS {TIMED}")
         conn.execute(timed)
         conn.execute(unsequenced)
 
@@ -198,8 +202,8 @@ def wrap_record_deferred() -> None:
             return call.replace(function, TIMED, 1), params
 
         def finish(self, value: str, row: tuple[Any, ...]) -> Any:
-            granted.at = row[-1]
-            return super().finish(value, row[:-1])  # the hash is checked as in the service
+            granted.requested, granted.at = row[-2:]
+            return super().finish(value, row[:-2])  # the hash is checked as in the service
 
     classes = {"unsequenced": Unsequenced, "none": NoAudit, "hold": Timed}
     original = services.record_deferred
@@ -227,30 +231,42 @@ def ms(values: list[float], at: float = 0.5) -> str:
     return f"{values[min(int(len(values) * at), len(values) - 1)] * 1000:6.2f}"
 
 
-def run(label: str, pairs: list[tuple[Any, Any]], threads: int, creates: int) -> None:
+be_after: dict[int, int] = {}  # a backend's CPU time when the number statement ended
+
+
+def record(
+    mine: dict[str, list[float]], name: str, cycle: float, held: float, after: float, pid: int
+) -> None:
+    """One create's measures, just after it returned (`pid`: solo's backend, else 0)."""
+    wall = time.time()
+    mine[f"{name} held"].append(held)
+    mine[f"{name} cycle"].append(cycle)
+    if pid:
+        mine[f"{name} after"].append(after)
+        mine[f"{name} be_after"].append((cpu_ns(pid) - be_after[pid]) / 1e9)
+    if name == "hold":
+        mine[f"{name} chain"].append(wall - granted.at)
+        mine[f"{name} wait"].append(granted.at - granted.requested)
+
+
+def run(label: str, pairs: list[tuple[Any, Any]], threads: int, creates: int, names: list[str]) -> None:
+    """`names`: the variant of each create in turn (one name: all alike; several: `paired`, one
+    thread alternating them create by create, so that each variant meets the same moments' load)."""
     from django.db import connection
 
     from casemgmt.cases.services import case_create
 
     solo = threads == 1
-    timed = variant["name"] == "hold"
-    found: dict[str, list[float]] = {
-        "held": [],
-        "stmt": [],
-        "after": [],
-        "be_stmt": [],
-        "be_after": [],
-        "chain": [],
-    }
+    found: dict[str, list[float]] = defaultdict(list)  # "<variant> <measure>": seconds
     backend_ns: list[int] = []
     lock = threading.Lock()
     barrier = threading.Barrier(threads + 1)
 
     def worker(index: int) -> None:
         user, case_type = pairs[index % len(pairs)]
-        mine: dict[str, list[float]] = {key: [] for key in found}
+        mine: dict[str, list[float]] = defaultdict(list)
         start: list[float] = []
-        statement: list[float] = []  # the number statement's end, client clock; backend CPU then
+        statement: list[float] = []  # the number statement's end, client clock
 
         def watch(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
             if start or "casecounter" not in sql:
@@ -262,25 +278,24 @@ def run(label: str, pairs: list[tuple[Any, Any]], threads: int, creates: int) ->
             finally:
                 statement.append(time.perf_counter())
                 if solo:
-                    statement.append(cpu_ns(pid))
-                    mine["stmt"].append(statement[0] - start[0])
-                    mine["be_stmt"].append((statement[1] - cpu) / 1e9)
+                    be_after[pid] = cpu_ns(pid)
+                    mine[f"{variant['name']} stmt"].append(statement[0] - start[0])
+                    mine[f"{variant['name']} be_stmt"].append((be_after[pid] - cpu) / 1e9)
 
         try:
-            case_create(user=user, case_type=case_type, data=dict(DATA))  # warm-up: connect, prepare
+            for name in names:  # warm-up: connect, prepare each variant's statement
+                variant["name"] = name
+                case_create(user=user, case_type=case_type, data=dict(DATA))
             pid = connection.connection.info.backend_pid
             barrier.wait()
-            began = cpu_ns(pid)
+            began, cycle = cpu_ns(pid), time.perf_counter()
             with connection.execute_wrapper(watch):
-                for _ in range(creates):
+                for number in range(creates):
+                    name = variant["name"] = names[number % len(names)]
                     case_create(user=user, case_type=case_type, data=dict(DATA))
-                    end, wall = time.perf_counter(), time.time()
-                    mine["held"].append(end - start.pop())
-                    if solo:
-                        mine["after"].append(end - statement[0])
-                        mine["be_after"].append((cpu_ns(pid) - statement[1]) / 1e9)
-                    if timed:
-                        mine["chain"].append(wall - granted.at)
+                    end = time.perf_counter()
+                    record(mine, name, end - cycle, end - start.pop(), end - statement[0], pid if solo else 0)
+                    cycle = end
                     statement.clear()
             used = cpu_ns(pid) - began
         except BaseException:
@@ -302,33 +317,35 @@ def run(label: str, pairs: list[tuple[Any, Any]], threads: int, creates: int) ->
     for thread in pool:
         thread.join()
     elapsed, process = time.perf_counter() - began, time.process_time() - process
-    report(label, found, backend_ns, elapsed, process, load, solo=solo, timed=timed)
+    for name in dict.fromkeys(names):
+        totals = (elapsed, process / len(names), sum(backend_ns) / 1e9 / len(names))
+        report(label, name, {k.split()[1]: v for k, v in found.items() if k.split()[0] == name}, totals, load)
 
 
 def report(
-    label: str,
-    found: dict[str, list[float]],
-    backend_ns: list[int],
-    elapsed: float,
-    process: float,
-    load: float,
-    *,
-    solo: bool,
-    timed: bool,
+    label: str, name: str, found: dict[str, list[float]], totals: tuple[float, ...], load: float
 ) -> None:
+    """One line per run and variant; in a paired run the process and backend CPU are shared out
+    evenly (they are not told apart) and creates/s is this variant's share of the run."""
+    elapsed, process, backend = totals
     count = len(found["held"])
     line = (
-        f"{label:8} {variant['name']:11} code={CODE.name:8} creates/s={count / elapsed:6.1f} "
+        f"{label:8} {name:11} code={CODE.name:8} creates/s={count / elapsed:6.1f} "
         f"held p50={ms(found['held'])} mean={statistics.mean(found['held']) * 1000:6.2f} ms "
-        f"be/create={sum(backend_ns) / count / 1e6:5.2f} ms py/create={process / count * 1000:5.2f} ms"
+        f"be/create={backend / count * 1000:5.2f} ms py/create={process / count * 1000:5.2f} ms"
     )
-    if solo:
+    if "stmt" in found:
         line += (
             f" | stmt p50={ms(found['stmt'])} be-cpu={ms(found['be_stmt'])}"
             f" commit p50={ms(found['after'])} be-cpu={ms(found['be_after'])} ms"
         )
-    if timed:
-        line += f" | chain lock held p50={ms(found['chain'])} p95={ms(found['chain'], 0.95)} ms"
+    if "chain" in found:
+        share = sum(found["wait"]) / sum(found["cycle"])
+        line += (
+            f" | chain lock held p50={ms(found['chain'])} p95={ms(found['chain'], 0.95)} ms,"
+            f" wait p50={ms(found['wait'])} mean={statistics.mean(found['wait']) * 1000:6.2f} ms"
+            f" ({share:.0%} of the creates' time)"
+        )
     print(f"{line} load={load:.1f}", flush=True)
 
 
@@ -340,7 +357,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--creates", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--modes", default="solo,one,spread4,spread8")
+    parser.add_argument("--modes", default="paired,one,spread4,spread8")
     parser.add_argument("--variants", default="chained,unsequenced")
     args = parser.parse_args()
     if args.prepare:
@@ -362,14 +379,17 @@ def main() -> None:
         "spread4": ([(a, types[(a.tenant_id, k)]) for k in KEYS for a in tenants[:4]], args.threads, args.creates),
         "spread8": ([(a, types[(a.tenant_id, "claim")]) for a in tenants], args.threads, args.creates),
     }  # fmt: skip
-    only = {"none": ("solo",), "hold": ("solo", "spread4")}
+    modes["paired"] = (*modes["solo"][:2], args.creates * 5 * len(variants))
+    only = {"none": ("solo",), "hold": ("solo", "spread4", "spread8")}
     for repeat in range(args.repeats):
         order = variants if repeat % 2 == 0 else variants[::-1]  # A B, then B A: no order favoured
         for mode in args.modes.split(","):
+            if mode == "paired":
+                run(mode, *modes[mode], order)
+                continue
             for name in order:
                 if mode in only.get(name, (mode,)):
-                    variant["name"] = name
-                    run(mode, *modes[mode])
+                    run(mode, *modes[mode], [name])
 
 
 if __name__ == "__main__":
