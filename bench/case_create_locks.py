@@ -12,14 +12,17 @@ each on its own connection:
   of COMMIT, as the client sees it: how long the counter row stays locked. In the contended runs
   the same span also holds the wait for the lock, so there it is the time a create spends queued
   and inside;
-- **stmt** / **commit**: the client time of that statement and of the COMMIT, and **be-cpu**: the
-  CPU time its PostgreSQL backend spent on the statement (`/proc/<pid>/schedstat`, nanoseconds,
-  read between round trips while the backend is idle, so it is the statement's own CPU whatever the
-  machine's load), solo only; **be/create**: all backends' CPU per create in every run;
+- **stmt** / **commit** (solo and `paired`): the client time of that statement and from its end to
+  the end of the create (the Python that checks the audit hash, and COMMIT), each with **be-cpu**:
+  the CPU time its PostgreSQL backend spent on it (`/proc/<pid>/schedstat`, nanoseconds, read
+  between round trips while the backend is idle, so it is the statement's own CPU whatever the
+  machine's load); **cycle**: one create, end to end; **be/create**, **py/create**: the backends'
+  and this process's CPU per create in every run;
 - **creates/s** of `--threads` threads creating cases of one type in one tenant (`one`), spread
   over 8 case types in 4 tenants (`spread4`: two types share each tenant's chain lock) and over 8
   case types in 8 tenants (`spread8`: no chain lock shared). spread8 against spread4 is what the
-  shared chain lock costs spread creates.
+  shared chain lock costs spread creates. `paired`: one thread alternating the variants create by
+  create, so that each meets the same moments' load.
 
 Audit variants (`--variants`), each the service's own statement with the append function swapped:
 
@@ -29,13 +32,15 @@ Audit variants (`--variants`), each the service's own statement with the append 
   (its indexes, `sequence`/`hash`/`previous_hash` nullable, plus the sequencer's partial index),
   no lock, no head read, no hash. The upper bound of what (b) removes from the locked section;
 - `none` (solo only): no audit row at all, to show what the row's insert itself costs;
-- `hold`: `chained` with a copy of the append function that also records when the chain lock was
-  granted (one `set_config`), so the chain lock's hold per append (grant to end of COMMIT, the
-  server's and this process's clocks are the one system clock) is measured: solo and spread4.
+- `hold`: `chained` with a copy of the append function that also returns when it asked for the
+  chain lock and when it got it (two `clock_timestamp()`), so the chain lock's **wait** and **hold**
+  per append (grant to end of COMMIT: the server's and this process's clocks are the one system
+  clock) are measured, and the share of the creates' time spent waiting for it.
 
-    .venv/bin/python bench/case_create_locks.py --prepare            # database case_locks, once
+    .venv/bin/python bench/case_create_locks.py --prepare            # once: case_locks, 8 tenants x 2 types
     .venv/bin/python bench/case_create_locks.py                      # this checkout's code
-    .venv/bin/python bench/case_create_locks.py --repeats 3 --variants chained,unsequenced
+    .venv/bin/python bench/case_create_locks.py --repeats 4 --variants chained,unsequenced,none,hold \
+        --modes paired,one,spread4,spread8,spread8,spread4           # what option (b) could gain
     CASE_LOCKS_CODE=/path/to/other/checkout .venv/bin/python bench/case_create_locks.py   # another
 
 Runs are interleaved (each repeat runs every mode and variant in turn), so that the machine's load
@@ -336,7 +341,7 @@ def report(
     )
     if "stmt" in found:
         line += (
-            f" | stmt p50={ms(found['stmt'])} be-cpu={ms(found['be_stmt'])}"
+            f" | cycle p50={ms(found['cycle'])} stmt p50={ms(found['stmt'])} be-cpu={ms(found['be_stmt'])}"
             f" commit p50={ms(found['after'])} be-cpu={ms(found['be_after'])} ms"
         )
     if "chain" in found:
