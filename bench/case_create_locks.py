@@ -29,7 +29,7 @@ Audit variants (`--variants`), each the service's own statement with the append 
 - `chained`: the code as it is (the append takes the chain lock, reads the head, hashes, inserts);
 - `unsequenced`: what a request would still do if a sequencer assigned position and hash later
   (option b of issue #29): the same function call and parameters, into a copy of the audit table
-  (its indexes, `sequence`/`hash`/`previous_hash` nullable, plus the sequencer's partial index),
+  (its rows and indexes, `sequence`/`hash`/`previous_hash` nullable, the sequencer's partial index),
   no lock, no head read, no hash. The upper bound of what (b) removes from the locked section;
 - `none` (solo only): no audit row at all, to show what the row's insert itself costs;
 - `hold`: `chained` with a copy of the append function that also returns when it asked for the
@@ -45,8 +45,10 @@ Audit variants (`--variants`), each the service's own statement with the append 
 
 Runs are interleaved (each repeat runs every mode and variant in turn), so that the machine's load
 falls on all alike; each line prints the load average. Run two checkouts alternately on one
-prepared database for a before/after pair. Knobs: --threads (8), --creates (per thread, 60),
---modes, --variants, --repeats; CASE_LOCKS_DB names the database.
+prepared database for a before/after pair (variants other than `chained` need the number, the case
+and the audit append in one statement). Knobs: --threads (8), --creates (per thread, 60),
+--modes (solo,one,spread4,spread8), --variants (chained), --repeats (1); CASE_LOCKS_DB names the
+database.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ granted = threading.local()
 
 def install_variants() -> None:
     """The unsequenced table and function and the timed copy of the append function (idempotent;
-    the unsequenced table starts empty each invocation)."""
+    the unsequenced table starts as a copy of the audit table each invocation)."""
     import psycopg
 
     from casemgmt.audit.models import AuditEvent
@@ -155,6 +157,10 @@ CREATE TABLE {UNSEQUENCED} (LIKE {table} INCLUDING ALL);
 ALTER TABLE {UNSEQUENCED} ALTER sequence DROP NOT NULL, ALTER hash DROP NOT NULL,
   ALTER previous_hash DROP NOT NULL;
 CREATE INDEX {UNSEQUENCED}_pending ON {UNSEQUENCED} (chain, timestamp) WHERE sequence IS NULL;
+-- As big as the audit table (in steady state (b)'s table holds the sequenced rows too), so that
+-- neither insert meets smaller indexes.
+INSERT INTO {UNSEQUENCED} SELECT * FROM {table};
+ANALYZE {UNSEQUENCED};
 CREATE OR REPLACE FUNCTION {UNSEQUENCED}_append(
   p_id uuid, p_chain varchar, p_actor varchar, p_action varchar, p_resource varchar,
   p_changes jsonb, p_entry_head text, p_tenant_id uuid
@@ -211,6 +217,8 @@ def wrap_record_deferred() -> None:
             return super().finish(value, row[:-2])  # the hash is checked as in the service
 
     classes = {"unsequenced": Unsequenced, "none": NoAudit, "hold": Timed}
+    if not hasattr(services, "record_deferred"):
+        raise SystemExit("this code appends the audit row apart from the number: --variants chained only")
     original = services.record_deferred
 
     def record_deferred(**kwargs: Any) -> Any:
@@ -362,8 +370,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--creates", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--modes", default="paired,one,spread4,spread8")
-    parser.add_argument("--variants", default="chained,unsequenced")
+    parser.add_argument("--modes", default="solo,one,spread4,spread8")
+    parser.add_argument("--variants", default="chained")
     args = parser.parse_args()
     if args.prepare:
         prepare()
