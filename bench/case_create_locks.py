@@ -29,8 +29,8 @@ Audit variants (`--variants`), each the service's own statement with the append 
 - `chained`: the code as it is (the append takes the chain lock, reads the head, hashes, inserts);
 - `unsequenced`: what a request would still do if a sequencer assigned position and hash later
   (option b of issue #29): the same function call and parameters, into a copy of the audit table
-  (its rows and indexes, `sequence`/`hash`/`previous_hash` nullable, the sequencer's partial index),
-  no lock, no head read, no hash. The upper bound of what (b) removes from the locked section;
+  (its rows, indexes and foreign keys, `sequence`/`hash`/`previous_hash` nullable, the sequencer's
+  partial index), no lock, no head read, no hash. The upper bound of what (b) removes from the locked section;
 - `none` (solo only): no audit row at all, to show what the row's insert itself costs;
 - `hold`: `chained` with a copy of the append function that also returns when it asked for the
   chain lock and when it got it (two `clock_timestamp()`), so the chain lock's **wait** and **hold**
@@ -157,6 +157,12 @@ CREATE TABLE {UNSEQUENCED} (LIKE {table} INCLUDING ALL);
 ALTER TABLE {UNSEQUENCED} ALTER sequence DROP NOT NULL, ALTER hash DROP NOT NULL,
   ALTER previous_hash DROP NOT NULL;
 CREATE INDEX {UNSEQUENCED}_pending ON {UNSEQUENCED} (chain, timestamp) WHERE sequence IS NULL;
+DO $do$ DECLARE r record; BEGIN  -- its foreign keys too (checked at COMMIT, as the audit table's)
+  FOR r IN SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint
+           WHERE conrelid = '{table}'::regclass AND contype = 'f' LOOP
+    EXECUTE format('ALTER TABLE {UNSEQUENCED} ADD CONSTRAINT %I %s', r.conname || '_u', r.def);
+  END LOOP;
+END $do$;
 -- As big as the audit table (in steady state (b)'s table holds the sequenced rows too), so that
 -- neither insert meets smaller indexes.
 INSERT INTO {UNSEQUENCED} SELECT * FROM {table};
