@@ -7,8 +7,10 @@
 # with the same client: POST /cases, then GET /cases/{id}. Here SERVE is exactly deploy/Procfile's
 # case-web command (the README's production command) with its port replaced by the harness's. Then
 # the same server is started again on the harness's database to measure GET /cases?limit=25, and
-# read and create paced at half the project's saturating rate (p95 at half load). Needs wrk and the
-# project's .venv; knobs: DUR (seconds per phase, 15), CONC (connections, 32).
+# read and create paced at half the project's saturating rate (p95 at half load), and creates spread
+# over 8 case types in 4 tenants (bench/case_spread_setup.py makes them; compared with the floor's
+# create). Needs wrk and the project's .venv; knobs: DUR (seconds per phase, 15), CONC (connections,
+# 32), OUT (results folder), PORT (the second part's server, 8803).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HARNESS=${1:-${CASE_FLOOR:?pass the case-floor harness folder (or set CASE_FLOOR)}}
@@ -30,7 +32,7 @@ cd "$ROOT"
 bash "$HARNESS/run.sh" | tee "$OUT/harness.log"
 
 # Second part: the same command again on the database the harness left, for list and paced phases.
-PY=$ROOT/.venv/bin/python PORT=8803 PG=${PG:-postgres://postgres@127.0.0.1:5432}
+PY=$ROOT/.venv/bin/python PORT=${PORT:-8803} PG=${PG:-postgres://postgres@127.0.0.1:5432}
 # What autovacuum does for a table that has grown (statistics, the visibility map that lets the
 # list's count read the index alone), done now: the server here may run with autovacuum off, and
 # the harness's tables are minutes old. Printed, so a run shows whether the server had done it.
@@ -41,6 +43,10 @@ export DJANGO_SETTINGS_MODULE=casemgmt.config.settings.production CASE_DATABASE_
   CASE_REDIS_URL=${CASE_REDIS_URL:-redis://127.0.0.1:6379} CASE_SECRET_KEY=floor-secret-$(printf 'x%.0s' {1..40}) \
   CASE_FIELD_ENCRYPTION_KEYS=$($PY -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())') \
   CASE_SECURE_COOKIES=false CASE_LOG_LEVEL=WARNING PORT
+# The spread create's 4 tenants, their Admins' tokens and 2 case types each (idempotent; through the
+# services, with the server's settings): one "<token> <case type id>" line per case type.
+export PAIRS=$OUT/spread-pairs
+$PY "$ROOT/bench/case_spread_setup.py" >"$PAIRS"
 (eval "exec setsid $SERVE" >"$OUT/project-server-2.log" 2>&1) &
 SERVER=$!
 stop() {
@@ -63,6 +69,10 @@ phase list list 0
 rate() { grep "^project $1 " "$OUT/results" | sed 's/.*rps=\([0-9.]*\).*/\1/' | head -1; }
 phase read@half read "$(rate read | awk '{print $1 / 2}')"
 phase create@half create "$(rate create | awk '{print $1 / 2}')"
+# Spread create: each request the next of the 8 (token, case type) pairs made above, 2 case types
+# in each of 4 tenants, so creates do not all queue on one counter row and one audit chain.
+PATH_KIND=spread RATE=0 wrk -t2 -c"$CONC" -d3s -s "$ROOT/bench/case_paced.lua" "http://127.0.0.1:$PORT" >/dev/null
+phase spread-create spread 0
 stop
 trap - EXIT
 $PY "$ROOT/bench/case_floor_table.py" "$OUT/results"

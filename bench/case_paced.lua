@@ -1,6 +1,8 @@
 -- A paced request mix for wrk: PATH_KIND=read (GET /cases/{id} over the ids in IDS), list
--- (GET /cases?limit=25) or create (POST /cases); RATE (requests/s over all connections, 0 = as fast
--- as possible) spreads requests evenly by delaying each connection's next request.
+-- (GET /cases?limit=25), create (POST /cases) or spread (POST /cases, each request with the next
+-- "<token> <case type id>" line of the file PAIRS, round robin: tenants and case types in turn);
+-- RATE (requests/s over all connections, 0 = as fast as possible) spreads requests evenly by
+-- delaying each connection's next request.
 local token = os.getenv("TOKEN")
 local kind = os.getenv("PATH_KIND") or "list"
 local rate = tonumber(os.getenv("RATE") or "0")
@@ -10,7 +12,15 @@ local ids = {}
 if kind == "read" then
   for line in io.lines(os.getenv("IDS")) do ids[#ids + 1] = line end
 end
-wrk.headers["Authorization"] = "Bearer " .. token
+local spread = {}
+if kind == "spread" then
+  for line in io.lines(os.getenv("PAIRS")) do
+    local t, c = line:match("^(%S+) (%S+)$")
+    -- wrk.format takes the headers whole (not merged with wrk.headers), so each pair has its set.
+    spread[#spread + 1] = {ctype = c, headers = {["Authorization"] = "Bearer " .. t, ["Content-Type"] = "application/json"}}
+  end
+end
+if token then wrk.headers["Authorization"] = "Bearer " .. token end
 wrk.headers["Content-Type"] = "application/json"
 local n = 0
 request = function()
@@ -21,6 +31,11 @@ request = function()
     local body = '{"data": {"applicant": {"name": "Ann ' .. n .. '"}, "amount": ' .. (n % 900) ..
       ', "description": "water damage kitchen"}, "caseTypeId": "' .. ctype .. '"}'
     return wrk.format("POST", "/cases", nil, body)
+  elseif kind == "spread" then
+    local pair = spread[n % #spread + 1]
+    local body = '{"data": {"applicant": {"name": "Ann ' .. n .. '"}, "amount": ' .. (n % 900) ..
+      ', "description": "water damage kitchen"}, "caseTypeId": "' .. pair.ctype .. '"}'
+    return wrk.format("POST", "/cases", pair.headers, body)
   end
   return wrk.format("GET", "/cases?limit=25")
 end

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Max
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.models import Field, Max
 from django.utils import timezone
 from jsonschema import Draft7Validator
 
@@ -282,10 +282,12 @@ _NUMBER_SQL = "number.n"
 _NAMED_SQL = "left(%(type_name)s::text || ' ' || number.n, 300)"
 
 
-def _insert_numbered_sql(case: Case, given_name: str | None) -> tuple[str, dict[str, Any]]:
-    """`INSERT INTO cases (...) SELECT ... FROM number`: the case row with the number the `number`
-    CTE took, its default name and its search text built in SQL exactly as `_number_case` does."""
-    name_sql = "%(given_name)s::text" if given_name else _NAMED_SQL
+@lru_cache(maxsize=2)
+def _insert_numbered_template(named: bool) -> tuple[str, tuple[Field, ...]]:
+    """`_insert_numbered_sql`'s statement, the same for every create of a kind (with a given name or
+    not), and the fields whose values are its parameters: built once, not per create (quoting and
+    casting every column cost a create a fifth of its CPU)."""
+    name_sql = "%(given_name)s::text" if named else _NAMED_SQL
     numbered = {
         "case_number": _NUMBER_SQL,
         "display_name": name_sql,
@@ -293,17 +295,27 @@ def _insert_numbered_sql(case: Case, given_name: str | None) -> tuple[str, dict[
         "search_text": f"left(concat_ws(E'\\n', number.n, replace(number.n, '-', ' '), NULLIF({name_sql}, ''),"
         f" NULLIF(%(data_text)s::text, '')), {SEARCH_TEXT_LIMIT})",
     }
-    params: dict[str, Any] = {"given_name": given_name, "data_text": data_text(case.data)}
-    columns, values = [], []
+    columns, values, parameters = [], [], []
     for field in Case._meta.concrete_fields:
         columns.append(connection.ops.quote_name(field.column))
         if field.attname in numbered:
             values.append(numbered[field.attname])
             continue
-        params[f"case_{field.attname}"] = field.get_db_prep_save(field.pre_save(case, True), connection)
+        parameters.append(field)
         cast_type = field.cast_db_type(connection)  # type: ignore[attr-defined]  # Field has it; the stubs lack it
         values.append(f"%(case_{field.attname})s::{cast_type}")
     sql = f"INSERT INTO {Case._meta.db_table} ({', '.join(columns)}) SELECT {', '.join(values)} FROM number"  # noqa: S608 - column names from the model; values are placeholders
+    return sql, tuple(parameters)
+
+
+def _insert_numbered_sql(case: Case, given_name: str | None) -> tuple[str, dict[str, Any]]:
+    """`INSERT INTO cases (...) SELECT ... FROM number`: the case row with the number the `number`
+    CTE took, its default name and its search text built in SQL exactly as `_number_case` does."""
+    sql, fields = _insert_numbered_template(bool(given_name))
+    params: dict[str, Any] = {"given_name": given_name, "data_text": data_text(case.data)}
+    db = connections[case._state.db or DEFAULT_DB_ALIAS]
+    for field in fields:
+        params[f"case_{field.attname}"] = field.get_db_prep_save(field.pre_save(case, True), db)
     return sql, params
 
 

@@ -285,3 +285,29 @@ def test_priorities_and_pools_order_the_claims_on_sqlite(api):
     assert task_run(b["run_id"], "pooled-sq").status == "queued"
     finish.task_run_finish(task_run_id=a["task_run_id"], attempt=1, ok=True, exit_code=0)
     assert executor.execute(task_run_id=b["task_run_id"], attempt=0, agent_id="a@x") == "completed"
+
+
+def test_graph_and_a_rerun_with_carried_results_on_sqlite(api):
+    """The graph read as rows, and a rerun's task runs through the ORM (no COPY): the completed
+    upstream carried over, the failed task queued at once."""
+    put_task(api, "up")
+    put_task(api, "down", dependencies=["up"])
+    put_dag(api, "carry", ["up", "down"])
+    run_id = schedule_dag(api, "carry")
+    graph = api.get(f"/api/runs/{run_id}/graph").json()
+    ids = {node["task_id"]: node["id"] for node in graph["nodes"]}
+    assert graph["edges"] == [{"from": ids["up"], "to": ids["down"]}]
+    now = now_ms()
+    TaskRun.objects.filter(pk=ids["up"]).update(status="completed", start_time=now, end_time=now, exit_code=0)
+    TaskRun.objects.filter(pk=ids["down"]).update(status="failed", exit_code=1)
+    Run.objects.filter(pk=run_id).update(status="failed", end_time=now)
+    response = api.post(f"/api/rerun/{run_id}", {"failed_only": True}, format="json")
+    assert response.status_code == 201, response.content
+    new = response.json()["new_run_id"]
+    up, down = task_run(new, "up"), task_run(new, "down")
+    assert (up.status, up.carried_from, up.exit_code) == ("completed", ids["up"], 0)
+    assert (down.status, down.upstream, up.has_dependents, down.has_dependents) == (
+        "queued", [up.id], True, False,
+    )  # fmt: skip
+    assert up.log_lines.get().line == f"[orchestrator] result carried over from {ids['up']}"
+    assert (events(new, "task.pending"), events(new, "task.queued", "down")) == (1, 1)
