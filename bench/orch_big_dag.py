@@ -31,6 +31,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchlib import ensure_database, proc_cpu
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DB_URL = os.environ.get("ORCH_BIGDAG_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/orch_bigdag")
@@ -50,27 +52,6 @@ os.environ.update(
 )
 QUEUE = "orchbigdag"
 WIDTH = 100  # tasks per layer, as bench/orch_bench.py's big DAG
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def ensure_database() -> None:
-    import psycopg
-    from django.core.management import call_command
-
-    name = DB_URL.rsplit("/", 1)[1]
-    with psycopg.connect(DB_URL.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    call_command("migrate", verbosity=0)
-
-
-def proc_cpu(pid: int) -> float:
-    """User + system CPU seconds of a process of this machine (0 when it cannot be read)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def define(total: int) -> str:
@@ -188,7 +169,7 @@ def main() -> None:
     import django
 
     django.setup()
-    ensure_database()
+    ensure_database(DB_URL)
     from django.db import connection
     from django.test import Client
 

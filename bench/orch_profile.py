@@ -37,6 +37,8 @@ import time
 import uuid
 from pathlib import Path
 
+from benchlib import ensure_database, proc_cpu
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DB_URL = os.environ.get("ORCH_PROFILE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/orch_profile")
@@ -54,27 +56,6 @@ os.environ.update(
     }
 )
 QUEUE = "orchprofile"
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def ensure_database() -> None:
-    import psycopg
-    from django.core.management import call_command
-
-    name = DB_URL.rsplit("/", 1)[1]
-    with psycopg.connect(DB_URL.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    call_command("migrate", verbosity=0)
-
-
-def proc_cpu(pid: int) -> float:
-    """User + system CPU seconds of a process of this machine (0 when it cannot be read)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def define(prefix: str, count: int, chain: bool) -> str:
@@ -208,7 +189,7 @@ def main() -> None:
     import django
 
     django.setup()
-    ensure_database()
+    ensure_database(DB_URL)
     print(f"load average {os.getloadavg()[0]:.1f} (the figures are CPU times: load does not enter them)")
     shapes = ("fanout", "chain") if args.shape == "both" else (args.shape,)
     try:
