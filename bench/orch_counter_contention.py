@@ -34,7 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from orch_profile import DB_URL, ensure_database, proc_cpu  # noqa: E402 - sets the environment first
+from benchlib import ensure_database, proc_cpu  # noqa: E402
+from orch_profile import DB_URL  # noqa: E402 - sets the environment first
 
 PROBE_SQL = """
 WITH done AS (
@@ -172,7 +173,7 @@ def main() -> None:
     import django
 
     django.setup()
-    ensure_database()
+    ensure_database(DB_URL)
     print(
         f"load average {os.getloadavg()[0]:.1f}; {args.tasks} task runs of one run, {args.conns} connections"
     )
