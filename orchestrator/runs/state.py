@@ -205,11 +205,13 @@ def _has_unfinished(run_id: str) -> bool:
         return bool(cursor.fetchone()[0])
 
 
-def run_complete_if_done(run_id: str) -> bool:
+def run_complete_if_done(run_id: str, *, counted: bool = False) -> bool:
     """After a completion commits: the run completes when no task run is left unfinished. Checked
     outside the completing transaction (two last completions at once both see the other committed
-    here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it."""
-    if _has_unfinished(run_id):
+    here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it.
+    `counted`: the run's counter of unfinished task runs (runs.models.RunProgress) reached zero, so
+    the look before taking the lock is skipped; the one under the lock still decides."""
+    if not counted and _has_unfinished(run_id):
         return False
     with transaction.atomic():
         run = run_lock(run_id)

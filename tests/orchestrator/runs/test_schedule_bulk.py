@@ -70,9 +70,16 @@ def _reference(run: Run, task_runs: list[NewTaskRun], run_id: str) -> None:
     queued with their events."""
     copy = Run.objects.get(pk=run.run_id)
     copy.run_id, copy.status = run_id, PENDING
+    dependents: dict[str, list[str]] = {}  # each task run's, from the others' upstream lists
+    for tr in task_runs:
+        for upstream_id in tr.upstream:
+            dependents.setdefault(upstream_id, []).append(tr.id)
     with transaction.atomic():
         copy.save(force_insert=True)
-        bulk_insert(TaskRun, [TaskRun(run=copy, **tr._asdict()) for tr in task_runs])
+        bulk_insert(
+            TaskRun,
+            [TaskRun(run=copy, dependents=dependents.get(tr.id, []), **tr._asdict()) for tr in task_runs],
+        )
         event_emit_run(copy)
         events._emit_rows([tr for tr in task_runs if not tr.carried_from], copy, now_ms())
     with transaction.atomic():
@@ -96,6 +103,8 @@ def test_a_scheduled_dag_is_written_as_the_model_path_wrote_it(dag):
         "a": (QUEUED, True), "b": (QUEUED, True), "c": (PENDING, False), "d": (PENDING, False),
     }  # fmt: skip
     assert rows["a"]["env"] == {"E": "e", "A": "1", "REGION": "eu"}
+    assert rows["a"]["dependents"] == rows["b"]["dependents"] == [rows["c"]["id"]]
+    assert (rows["c"]["dependents"], rows["d"]["dependents"]) == ([rows["d"]["id"]], [])
     assert rows["b"]["env"] == {"E": "e", "B": "2", "REGION": "eu"}
     assert rows["c"]["env"] == {"E": "e", "REGION": "eu", "P": "p"}
     assert rows["c"]["upstream"] == [rows["a"]["id"], rows["b"]["id"]]
@@ -160,6 +169,8 @@ def test_a_task_run_id_taken_already_is_drawn_again(dag):
     assert by_task["a"].id != a.id and by_task["a"].id.startswith("a_")
     assert [tr.id for tr in inserted if tr.task_id != "a"] == [tr.id for tr in drawn if tr.task_id != "a"]
     assert by_task["c"].upstream == [by_task["a"].id, by_task["b"].id]
+    # the dependents list of the redrawn one, written from the final ids
+    assert TaskRun.objects.get(pk=by_task["a"].id).dependents == [by_task["c"].id]
     assert sorted(TaskRun.objects.filter(run=run).values_list("id", flat=True)) == sorted(
         tr.id for tr in inserted
     )

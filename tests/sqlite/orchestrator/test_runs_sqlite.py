@@ -17,7 +17,7 @@ from orchestrator.events.models import Event
 from orchestrator.runs import claim, executor, finish
 from orchestrator.runs.models import Run, TaskRun
 from shared.api.time import now_ms
-from tests.orchestrator.helpers import put_dag, put_task, run_detail, tasks_by_id
+from tests.orchestrator.helpers import progress, put_dag, put_task, run_detail, tasks_by_id
 from tests.sqlite.threads import race
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -183,6 +183,7 @@ def test_last_completions_racing_complete_the_run_once(api):
     assert run_detail(api, run_id)["status"] == "completed"
     assert events(run_id, "dag.completed") == 1
     assert events(run_id, "task.completed") == 4
+    assert progress(run_id) == (0, 0)  # the run's counter, decremented by each of the racing four
 
 
 def run_until_settled(run_id: str) -> None:
@@ -207,6 +208,7 @@ def test_a_dag_runs_through_the_agent_code_path(api):
     assert by_id["d"]["start_time"] >= max(by_id["b"]["end_time"], by_id["c"]["end_time"])
     logs = api.get(f"/api/tasks/{by_id['d']['task_run_id']}/logs").json()
     assert "d-out" in str(logs)
+    assert progress(run_id) == (0, 0)
 
 
 def test_a_failure_fails_the_run_and_cancels_what_waits_on_it(api):
@@ -222,6 +224,7 @@ def test_a_failure_fails_the_run_and_cancels_what_waits_on_it(api):
     assert [by_id[t]["status"] for t in ("f1", "f2", "f3")] == ["completed", "failed", "cancelled"]
     assert by_id["f2"]["exit_code"] == 3
     assert events(run_id, "dag.failed") == 1
+    assert progress(run_id) == (2, 2)
 
 
 def test_a_failed_attempt_is_retried_and_can_complete_the_run(api, tmp_path):
@@ -238,6 +241,7 @@ def test_a_failed_attempt_is_retried_and_can_complete_the_run(api, tmp_path):
     run = run_detail(api, run_id)
     assert run["status"] == "completed" and tasks_by_id(run)["second-time"]["attempts"] == 2
     assert events(run_id, "task.running") == 2
+    assert progress(run_id) == (0, 0)
 
 
 def test_status_and_metrics_read_sqlite(api):
