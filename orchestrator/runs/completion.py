@@ -45,7 +45,7 @@ from orchestrator.runs.models import (
     Run,
     TaskRun,
 )  # fmt: skip
-from orchestrator.runs.state import run_complete_if_done, task_runs_set_status
+from orchestrator.runs.state import queued_events_sql, run_complete_if_done, task_runs_set_status
 from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api.time import now_ms
 from shared.bulkinsert import among
@@ -184,12 +184,7 @@ WITH locked AS MATERIALIZED (
     SELECT 'task.completed', %(now)s, %(run)s, %(dag)s, %(task)s, %(data)s::jsonb,
            {dispatched_at_sql("'task.completed'", "%(now)s::timestamptz")} FROM done
     UNION ALL
-    SELECT 'task.queued', %(now)s, %(run)s, %(dag)s, r.task_id,
-           jsonb_build_object('run_id', %(run)s::text, 'dag_id', %(dag_or_null)s::text, 'task_id', r.task_id,
-                              'task_run_id', r.id, 'status', 'queued', 'start_time', NULL,
-                              'end_time', NULL, 'duration_seconds', NULL),
-           {dispatched_at_sql("'task.queued'", "%(now)s::timestamptz")}
-      FROM ready r
+    {queued_events_sql()}
     RETURNING 1
 ), {_counted_sql("done")}
 SELECT c.fan_in, (SELECT count(*) FROM done),

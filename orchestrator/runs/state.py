@@ -137,6 +137,17 @@ def _ready_ids(run: Run) -> list[str]:
 
 
 @cache
+def queued_events_sql() -> str:
+    """The `task.queued` events (the outbox's columns) of the task runs a statement's `ready` CTE
+    returned (id, task_id): for the statements that queue task runs and write their events in one."""
+    return f"""SELECT 'task.queued', %(now)s, %(run)s, %(dag)s, r.task_id,
+           jsonb_build_object('run_id', %(run)s::text, 'dag_id', %(dag_or_null)s::text, 'task_id', r.task_id,
+                              'task_run_id', r.id, 'status', 'queued', 'start_time', NULL,
+                              'end_time', NULL, 'duration_seconds', NULL),
+           {dispatched_at_sql("'task.queued'", "%(now)s::timestamptz")}
+      FROM ready r"""  # noqa: S608 - a status constant and the outbox's column; values are placeholders
+
+
 def _queue_statement(ids_sql: str) -> str:
     """The task runs' UPDATE and their events in one statement, events in primary-key order (the
     database's, as before); built on first use (the outbox's consumers are known by then)."""
@@ -147,12 +158,7 @@ WITH ready AS (
     RETURNING t.id, t.task_id, t.queue, t.attempts
 ), events AS (
     INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
-    SELECT 'task.queued', %(now)s, %(run)s, %(dag)s, r.task_id,
-           jsonb_build_object('run_id', %(run)s::text, 'dag_id', %(dag_or_null)s::text, 'task_id', r.task_id,
-                              'task_run_id', r.id, 'status', 'queued', 'start_time', NULL,
-                              'end_time', NULL, 'duration_seconds', NULL),
-           {dispatched_at_sql("'task.queued'", "%(now)s::timestamptz")}
-      FROM ready r
+    {queued_events_sql()}
      ORDER BY r.id
 )
 SELECT r.id, r.queue, r.attempts FROM ready r ORDER BY r.id
