@@ -30,20 +30,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchlib import CLAIM_SCHEMA
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SERVER = "postgres://postgres@127.0.0.1:5432"
 # CASE_PROFILE_DB names another database, so that two profiles can run side by side.
 DB = os.environ.get("CASE_PROFILE_DB", "case_profile")
-SCHEMA = {
-    "type": "object",
-    "required": ["applicant", "amount"],
-    "properties": {
-        "applicant": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
-        "amount": {"type": "number", "minimum": 0},
-        "description": {"type": "string"},
-    },
-}
+SCHEMA = CLAIM_SCHEMA
 
 
 def environment() -> dict[str, str]:

@@ -47,6 +47,7 @@ from urllib.parse import urlparse
 import httpx
 import psutil
 import psycopg
+from benchlib import CLAIM_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -60,15 +61,7 @@ WORDS = (
     "kitchen basement garage garden fence tree lightning pipe leak boiler mould subsidence crack wall "
     "ceiling window door lock laptop phone jewellery bicycle luggage travel medical dental injury"
 ).split()
-SCHEMA = {
-    "type": "object",
-    "required": ["applicant", "amount"],
-    "properties": {
-        "applicant": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
-        "amount": {"type": "number", "minimum": 0},
-        "description": {"type": "string"},
-    },
-}
+SCHEMA = CLAIM_SCHEMA
 SPAN_DAYS = 730  # cases created evenly over two years up to now
 
 

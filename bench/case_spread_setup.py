@@ -18,21 +18,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from benchlib import CLAIM_SCHEMA
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 TENANTS = 4
 KEYS = ("claim", "permit")
 PASSWORD = "Spread-passw0rd-not-secret!"
 # The harness's case type schema (its run.sh registers it through POST /case-types).
-SCHEMA = {
-    "type": "object",
-    "required": ["applicant", "amount"],
-    "properties": {
-        "applicant": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
-        "amount": {"type": "number", "minimum": 0},
-        "description": {"type": "string"},
-    },
-}
+SCHEMA = CLAIM_SCHEMA
 
 
 def main() -> None:

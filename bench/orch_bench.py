@@ -9,7 +9,9 @@ prefix. Runs what deploy/Procfile deploys: the web API under uvicorn (orch-web, 
 a connection pool of 8) and agents started with `manage_orch.py run_agent` (orch-agent).
 
 1. Hand-over latency: a DAG that is a chain of N `true` tasks; for each link, the time from the
-   task run's end (recorded by its agent) to its dependent's start (recorded by the next agent).
+   task run's end (recorded by its agent) to its dependent's start (recorded by the next agent),
+   on two agents that record those times to the microsecond (bench/orch_agent_precise.py; the
+   database otherwise stores them to the millisecond, which the floor's times are not).
 2. Throughput: a DAG of M independent `true` tasks, two agents; task runs per second from the
    moment the run is scheduled to the last task run's end. Run `--rounds` times, alternating with:
 3. Unused limits: the same fan-out on two agents started without the priority, pool and
@@ -47,7 +49,8 @@ SERVICE_ENV = {
     "ORCH_AUDIT_SIGNING_KEYS": "bench:YmVuY2gtb25seS1hdWRpdC1zaWduaW5nLXNlZWQtMzI=",  # Ed25519 seed, bench only
     "ORCH_ALLOWED_HOSTS": "127.0.0.1,localhost",
     "ORCH_SECURE_COOKIES": "false",
-    "TEST_RUN_TOKEN": "orchbench",
+    # Redis key prefix (shared.conf.isolation_prefix): two benchmarks on one machine keep apart.
+    "TEST_RUN_TOKEN": os.environ.get("TEST_RUN_TOKEN", "orchbench"),
     "ORCH_LOG_LEVEL": "WARNING",
 }
 os.environ.update(SERVICE_ENV)
@@ -98,10 +101,17 @@ def summary(label: str, values_ms: list[float]) -> dict:
     return out
 
 
-def start_agents(concurrency: int, queue: str, *, stripped: bool = False) -> list[ServiceProcess]:
+AGENT_ENTRIES = {
+    "deployed": ["manage_orch.py", "run_agent"],
+    "nolimits": ["bench/orch_agent_nolimits.py"],  # without the limits code paths (phase 3)
+    "precise": ["bench/orch_agent_precise.py"],  # start and end times to the microsecond (phase 1)
+}
+
+
+def start_agents(concurrency: int, queue: str, *, entry_name: str = "deployed") -> list[ServiceProcess]:
     """Two agents as orch-agent starts them (control queue, scheduler and sweeper included)."""
     env = child_env({**SERVICE_ENV, "ORCH_LOG_LEVEL": "INFO"})
-    entry = ["bench/orch_agent_nolimits.py"] if stripped else ["manage_orch.py", "run_agent"]
+    entry = AGENT_ENTRIES[entry_name]
     procs = []
     for i in (1, 2):
         name = f"{queue}{i}"
@@ -182,26 +192,45 @@ def fanout_throughput(dag_id: str, label: str) -> float:
     return count / elapsed
 
 
-def bench_orchestrator(chain: int, fanout: int, rounds: int, concurrency: int) -> dict:
-    """Phases 1-3: the deployed agents on queue `bench`, the stripped ones on `benchnl`; both pairs
-    run all along (idle in turn), so the rounds alternate without restarts."""
+def bench_handover(prefix: str, chain: int, concurrency: int) -> dict:
+    """Phase 1 on two agents that keep the microseconds of start and end times (queue `benchho`,
+    bench/orch_agent_precise.py), stopped before the other phases. The same differences as the
+    database stores them (to the millisecond) are printed too, to show what that rounding does."""
     from orchestrator.runs.models import TaskRun
 
+    chain_dag = define(f"{prefix}c", chain, chain=True, queue="benchho")
+    agents = start_agents(concurrency, "benchho", entry_name="precise")
+    try:
+        run_dag(define(f"{prefix}h", 20, chain=False, queue="benchho"), 300)  # warm-up: connections, imports
+        run, _ = run_dag(chain_dag, 600)
+    finally:
+        for proc in agents:
+            proc.stop()
+    rows = {tr.task_id: tr for tr in TaskRun.objects.filter(run=run)}
+    links = [(rows[f"{prefix}c{i - 1}"].end_time, rows[f"{prefix}c{i}"].start_time) for i in range(1, chain)]
+    handovers = [(start - end).total_seconds() * 1000 for end, start in links]
+    result = summary(f"orchestrator hand-over ({chain}-task chain)", handovers)
+
+    def ms(t: datetime) -> datetime:
+        return t.replace(microsecond=t.microsecond // 1000 * 1000)
+
+    stored = [(ms(start) - ms(end)).total_seconds() * 1000 for end, start in links]
+    summary("  the same, from times stored to the millisecond", stored)
+    return result
+
+
+def bench_orchestrator(chain: int, fanout: int, rounds: int, concurrency: int) -> dict:
+    """Phase 1 (bench_handover), then phases 2-3: the deployed agents on queue `bench`, the
+    stripped ones on `benchnl`; both pairs run all along (idle in turn), so the rounds alternate
+    without restarts."""
     prefix = f"b{uuid.uuid4().hex[:4]}"
-    chain_dag = define(f"{prefix}c", chain, chain=True, queue="bench")
+    results: dict = {"handover": bench_handover(prefix, chain, concurrency)}
     fan_dag = define(f"{prefix}f", fanout, chain=False, queue="bench")
     plain_dag = define(f"{prefix}n", fanout, chain=False, queue="benchnl")
-    agents = start_agents(concurrency, "bench") + start_agents(concurrency, "benchnl", stripped=True)
+    agents = start_agents(concurrency, "bench") + start_agents(concurrency, "benchnl", entry_name="nolimits")
     try:
         run_dag(define(f"{prefix}w", 20, chain=False, queue="bench"), 300)  # warm-up: connections, imports
         run_dag(define(f"{prefix}v", 20, chain=False, queue="benchnl"), 300)
-        run, _ = run_dag(chain_dag, 600)
-        rows = {tr.task_id: tr for tr in TaskRun.objects.filter(run=run)}
-        handovers = [
-            (rows[f"{prefix}c{i}"].start_time - rows[f"{prefix}c{i - 1}"].end_time).total_seconds() * 1000
-            for i in range(1, chain)
-        ]
-        results: dict = {"handover": summary(f"orchestrator hand-over ({chain}-task chain)", handovers)}
         deployed, stripped = [], []
         for r in range(rounds):
             deployed.append(fanout_throughput(fan_dag, f"orchestrator throughput, round {r + 1}"))
@@ -461,7 +490,7 @@ def main() -> None:
 
     django.setup()
     ensure_database()
-    purge_queues("bench", "benchnl", "bigdag")
+    purge_queues("bench", "benchnl", "benchho", "bigdag")
     started = time.perf_counter()
     load = os.getloadavg()[0]
     print(

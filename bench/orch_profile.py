@@ -16,6 +16,7 @@ same as the bare Celery floor's), and reports per task run:
     .venv/bin/python bench/orch_profile.py                      # fan-out and chain, 300 each
     .venv/bin/python bench/orch_profile.py --tasks 1000 --shape fanout --top 30
     .venv/bin/python bench/orch_profile.py --sweep              # also the recovery sweep after them
+    .venv/bin/python bench/orch_profile.py --stale              # also each wake-up again (claims nothing)
 
 Shapes: `fanout` (one DAG of N independent tasks: every task run is a leaf, the run completes with
 the last one) and `chain` (a DAG that is a chain of N tasks: each completion queues the next task
@@ -36,6 +37,8 @@ import time
 import uuid
 from pathlib import Path
 
+from benchlib import ensure_database, proc_cpu
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DB_URL = os.environ.get("ORCH_PROFILE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/orch_profile")
@@ -53,27 +56,6 @@ os.environ.update(
     }
 )
 QUEUE = "orchprofile"
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def ensure_database() -> None:
-    import psycopg
-    from django.core.management import call_command
-
-    name = DB_URL.rsplit("/", 1)[1]
-    with psycopg.connect(DB_URL.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    call_command("migrate", verbosity=0)
-
-
-def proc_cpu(pid: int) -> float:
-    """User + system CPU seconds of a process of this machine (0 when it cannot be read)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def define(prefix: str, count: int, chain: bool) -> str:
@@ -105,7 +87,7 @@ class Counters:
         return execute(sql, params, many, context)
 
 
-def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
+def measure(shape: str, count: int, top: int, sweep: bool, sort: str, stale: bool = False) -> None:
     from django.db import connection
 
     from orchestrator.runs import command, executor, wakeups
@@ -174,6 +156,19 @@ def measure(shape: str, count: int, top: int, sweep: bool, sort: str) -> None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(sort).print_stats(top)
         print(out.getvalue())
+    if stale:
+        # Every wake-up delivered again once its task run completed: what a message costs that
+        # claims nothing (a duplicate, or one whose task run another message's claim took).
+        before_stale = (os.times(), proc_cpu(backend), counters.statements)
+        with connection.execute_wrapper(counters):
+            for _, task_run_id in ids[1:]:
+                assert executor.execute(task_run_id=task_run_id, attempt=0, agent_id="profile") is None
+        t1, pg1 = os.times(), proc_cpu(backend)
+        t0 = before_stale[0]
+        print(f"  a stale wake-up (its task run already claimed), per message: "
+              f"{(counters.statements - before_stale[2]) / n:.2f} statements, "
+              f"{(t1.user - t0.user + t1.system - t0.system) * 1000 / n:.2f} ms of this process's CPU, "
+              f"{(pg1 - before_stale[1]) * 1000 / n:.2f} ms of PostgreSQL's")  # fmt: skip
     if sweep:
         t0, pg0 = os.times(), proc_cpu(backend)
         recovery_sweep(sweeper="profile", force=True)
@@ -189,16 +184,17 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=0, help="cProfile's top functions (0: no profile)")
     parser.add_argument("--sort", default="cumulative", help="cProfile order: cumulative, tottime...")
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--stale", action="store_true", help="also every wake-up again, claiming nothing")
     args = parser.parse_args()
     import django
 
     django.setup()
-    ensure_database()
+    ensure_database(DB_URL)
     print(f"load average {os.getloadavg()[0]:.1f} (the figures are CPU times: load does not enter them)")
     shapes = ("fanout", "chain") if args.shape == "both" else (args.shape,)
     try:
         for shape in shapes:
-            measure(shape, args.tasks, args.top, args.sweep, args.sort)
+            measure(shape, args.tasks, args.top, args.sweep, args.sort, args.stale)
     finally:
         from orchestrator.config.celery import app
 

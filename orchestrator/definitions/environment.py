@@ -59,7 +59,8 @@ REFUSED_PREFIXES = ("BASH", "LD_", "DYLD_", "PYTHON", "PERL", "RUBY", "LUA_", "G
 
 
 class DefinesAllowedEnv(Protocol):
-    allowed_env: list[str] | None
+    @property
+    def allowed_env(self) -> list[str] | None: ...
 
 
 def is_refused(name: str) -> bool:

@@ -27,7 +27,7 @@ from shared.prepared import prepared_cursor
 # The task run's columns an attempt needs, as the claim reads them (its RETURNING list is built
 # from this tuple, so the statement and the Execution cannot disagree).
 CLAIMED = ("run_id", "task_id", "command", "env", "max_attempts", "timeout_seconds", "log_bytes",
-           "log_truncated", "has_dependents", "pool")  # fmt: skip
+           "log_truncated", "has_dependents", "pool", "dependents")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ class Execution:
     start_time: datetime | None = None
     has_dependents: bool = True
     pool: str | None = None
+    dependents: list[str] | None = None  # the task runs that wait for it (None: not recorded)
 
     @classmethod
     def of(
@@ -56,11 +57,12 @@ class Execution:
     ) -> Execution:  # fmt: skip
         """The one constructor: the CLAIMED columns of a task run (a row of the claim, or a model's
         fields) and what the claim itself decided (the attempt's number, its start)."""
-        env = columns["env"]
+        env, dependents = columns["env"], columns["dependents"]
         return cls(
             task_run_id=task_run_id, attempt=attempt, dag_id=dag_id, start_time=start_time,
             env=json.loads(env) if isinstance(env, str) else env,
-            **{name: columns[name] for name in CLAIMED if name != "env"},
+            dependents=json.loads(dependents) if isinstance(dependents, str) else dependents,
+            **{name: columns[name] for name in CLAIMED if name not in ("env", "dependents")},
         )  # fmt: skip
 
 

@@ -65,6 +65,26 @@ class Run(models.Model):
         return self.run_id
 
 
+class RunProgress(models.Model):
+    """How many of a run's task runs are not completed yet, so that a completion learns whether it
+    was the run's last without reading the run's task runs. Every completion decrements it in its
+    own statement and the one that brings it to zero checks the run (runs.completion); nothing else
+    changes it, as nothing else moves a task run into or out of `completed` (failures, cancels and
+    retries leave a task run not completed, and a rerun is a new run counted at its creation).
+
+    A row of its own, not a column of the run: completions lock it after their task run's row, and
+    run-level changes (cancel, fail) lock the run's row before the task runs', so a column would
+    invert the lock order. Only completions lock this row, all in the same order. A run without a
+    row (made by something other than `runs.services`) is checked after each completion as before
+    the counter existed."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, primary_key=True, related_name="progress")
+    unfinished = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.unfinished} unfinished"
+
+
 class TaskRun(models.Model):
     STATUSES = [(s, s) for s in (PENDING, QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED)]
 
@@ -78,6 +98,10 @@ class TaskRun(models.Model):
     queue = models.CharField(max_length=100)
     upstream = models.JSONField(default=list)  # task run ids this one waits for
     has_dependents = models.BooleanField(default=True)  # False: a leaf, nothing to queue after it
+    # The task run ids that wait for this one, written at creation: a completion locks and queues
+    # them by primary key. NULL on rows from before the column: the completion then looks for them
+    # among the run's pending task runs, which costs in proportion to the run's size.
+    dependents = models.JSONField(null=True, blank=True, default=None)
     status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
     attempts = models.PositiveIntegerField(default=0)  # executions claimed so far
     max_attempts = models.PositiveIntegerField(default=1)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from rest_framework.renderers import JSONRenderer
+
 from orchestrator.runs import selectors
 from orchestrator.runs.models import Run, TaskRun
+from orchestrator.runs.planning import NewTaskRun
 from shared.api.time import iso
 
 
@@ -48,7 +51,7 @@ def task_run_out(tr: TaskRun, logs: str | None = None) -> dict:
     return out
 
 
-def schedule_task_out(run: Run, task_runs: list[TaskRun]) -> dict:
+def schedule_task_out(run: Run, task_runs: list[NewTaskRun]) -> dict:
     target = next(tr for tr in task_runs if tr.task_id == run.target_task_id)
     return {
         "success": True,
@@ -60,7 +63,7 @@ def schedule_task_out(run: Run, task_runs: list[TaskRun]) -> dict:
     }
 
 
-def schedule_dag_out(run: Run, task_runs: list[TaskRun]) -> dict:
+def schedule_dag_out(run: Run, task_runs: list[NewTaskRun]) -> dict:
     return {
         "success": True,
         "run_id": run.run_id,
@@ -87,6 +90,13 @@ def run_graph_out(run: Run, rows: list[tuple[str, str, str, list[str]]]) -> dict
         "nodes": [{"id": pk, "task_id": task_id, "status": status} for pk, task_id, status, _ in rows],
         "edges": [{"from": up, "to": pk} for pk, _, _, upstream in rows for up in upstream],
     }
+
+
+def run_graph_json(run: Run, nodes: str, edges: str) -> bytes:
+    """`run_graph_out` as the API's JSON renderer writes it, around the arrays' elements given as
+    JSON text (`selectors.graph_json`)."""
+    head = JSONRenderer().render({"run_id": run.run_id, "dag_id": run.dag_id})
+    return b'%s,"nodes":[%s],"edges":[%s]}' % (head[:-1], nodes.encode(), edges.encode())
 
 
 def task_logs_out(tr: TaskRun, lines: list[str], *, has_more: bool) -> dict:

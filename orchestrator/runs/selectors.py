@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from orchestrator.definitions.models import Pool
@@ -91,6 +92,32 @@ def graph_of(run: Run) -> list[tuple[str, str, str, list[str]]]:
     return list(
         run.task_runs.order_by("start_time", "task_id").values_list("id", "task_id", "status", "upstream")
     )
+
+
+# The graph's nodes and edges as the JSON the API writes (compact, its keys in its order), each
+# array's elements joined by PostgreSQL, in the order of `graph_of`.
+GRAPH_JSON_SQL = """
+SELECT (SELECT coalesce(string_agg('{"id":' || to_json(t.id)::text || ',"task_id":' || to_json(t.task_id)::text
+                                   || ',"status":' || to_json(t.status)::text || '}', ','
+                                   ORDER BY t.start_time, t.task_id), '')
+          FROM orch_runs_taskrun t WHERE t.run_id = %(run)s),
+       (SELECT coalesce(string_agg('{"from":' || to_json(u.up)::text || ',"to":' || to_json(t.id)::text || '}', ','
+                                   ORDER BY t.start_time, t.task_id, u.n), '')
+          FROM orch_runs_taskrun t CROSS JOIN LATERAL jsonb_array_elements_text(t.upstream) WITH ORDINALITY AS u(up, n)
+         WHERE t.run_id = %(run)s)
+"""
+
+
+def graph_json(run: Run) -> tuple[str, str] | None:
+    """PostgreSQL: the elements of the graph's `nodes` and `edges` arrays, as JSON text (None
+    elsewhere: `graph_of`). A 100,000-task run's graph read as rows and encoded in Python cost half
+    a second of Python; here it is one statement and two texts."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(GRAPH_JSON_SQL, {"run": run.run_id})
+        nodes, edges = cursor.fetchone()
+    return nodes, edges
 
 
 def logs_by_task_run(task_run_ids: list[str]) -> dict[str, str]:

@@ -15,14 +15,20 @@ DAG's lock before the run's (DAG before run, everywhere).
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from orchestrator.definitions.models import Dag
-from orchestrator.events.services import event_emit_run, event_emit_task_run, event_emit_task_runs
+from orchestrator.events.services import (
+    dispatched_at_sql,
+    event_emit_run,
+    event_emit_task_run,
+    event_emit_task_runs,
+)
 from orchestrator.runs.models import (
     CANCELLED,
     COMPLETED,
@@ -37,7 +43,7 @@ from orchestrator.runs.models import (
 )  # fmt: skip
 from orchestrator.runs.wakeups import Wakeup, send_on_commit
 from shared.api.time import now_ms
-from shared.bulkinsert import among
+from shared.bulkinsert import among, text_array
 from shared.prepared import prepared_cursor
 
 
@@ -80,52 +86,103 @@ def task_runs_cancel(rows: QuerySet[TaskRun], run: Run, now: datetime) -> int:
     return len(locked)
 
 
-def run_queue_ready(run: Run) -> list[Wakeup]:
+def run_queue_ready(run: Run, ready: list[str] | None = None) -> list[Wakeup]:
     """Queues the pending task runs whose upstream all completed (a run's roots, and after a rerun
-    those whose upstream was carried over). Caller holds the run lock, so no other transaction can
-    move these pending rows meanwhile: one UPDATE and one events insert serve a large DAG. A paused
-    run queues nothing, nor does one its DAG's max_active_runs holds back."""
+    those whose upstream was carried over), or of `ready`, those still pending: a new run's
+    creation knows its ready task runs, and a 100,000-task DAG's are then not read back to find
+    its roots. Caller holds the run lock, so no other transaction can move these pending rows
+    meanwhile. A paused run queues nothing, nor does one its DAG's max_active_runs holds back."""
     if run.status not in (PENDING, RUNNING) or run.waiting:
         return []
-    # Only the columns the decision and the events need: a large DAG has thousands pending.
-    pending = [
+    if ready is None:
+        ready = _ready_ids(run)
+    if not ready:
+        return []
+    if connection.vendor == "postgresql":
+        return _queue_sql(run, ready)
+    # Only the columns the events need, in primary-key order (the lock order)
+    queued = [
         SimpleNamespace(
             id=pk,
             task_id=task_id,
             queue=queue,
             attempts=attempts,
-            upstream=upstream,
             start_time=None,
             end_time=None,
+            status=QUEUED,
+        )  # fmt: skip
+        for pk, task_id, queue, attempts in TaskRun.objects.filter(
+            run=run, status=PENDING, pk__in=among(ready)
         )
-        for pk, task_id, queue, attempts, upstream in TaskRun.objects.filter(run=run, status=PENDING)
         .order_by("pk")
-        .values_list("id", "task_id", "queue", "attempts", "upstream")
+        .values_list("id", "task_id", "queue", "attempts")
     ]
-    pending_ids = {tr.id for tr in pending}
-    # an upstream still pending is not completed: only the others need a look
-    needed = {u for tr in pending for u in tr.upstream} - pending_ids
-    done = set(TaskRun.objects.filter(pk__in=among(needed), status=COMPLETED).values_list("pk", flat=True))
-    ready = [tr for tr in pending if all(u in done for u in tr.upstream)]
-    if not ready:
-        return []
     now = now_ms()
-    rows = TaskRun.objects.filter(run=run, status=PENDING)
-    if len(ready) < len(pending):  # (all of them, as in a flat DAG: no list of ids to send)
-        rows = rows.filter(pk__in=among(tr.id for tr in ready))
-    rows.update(status=QUEUED, queued_at=now, dispatched_at=now)
-    for tr in ready:
-        tr.status = QUEUED
-    event_emit_task_runs(ready, run)
-    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in ready]
+    TaskRun.objects.filter(pk__in=among(tr.id for tr in queued), status=PENDING).update(
+        status=QUEUED, queued_at=now, dispatched_at=now
+    )
+    event_emit_task_runs(queued, run)
+    return [Wakeup(tr.id, tr.queue, tr.attempts) for tr in queued]
+
+
+def _ready_ids(run: Run) -> list[str]:
+    """The pending task runs of `run` whose upstream all completed. Only the columns the decision
+    needs: a large DAG has thousands pending."""
+    pending = list(TaskRun.objects.filter(run=run, status=PENDING).values_list("id", "upstream"))
+    pending_ids = {pk for pk, _ in pending}
+    # an upstream still pending is not completed: only the others need a look
+    needed = {u for _, upstream in pending for u in upstream} - pending_ids
+    done = set(TaskRun.objects.filter(pk__in=among(needed), status=COMPLETED).values_list("pk", flat=True))
+    return [pk for pk, upstream in pending if all(u in done for u in upstream)]
+
+
+@cache
+def queued_events_sql() -> str:
+    """The `task.queued` events (the outbox's columns) of the task runs a statement's `ready` CTE
+    returned (id, task_id): for the statements that queue task runs and write their events in one."""
+    return f"""SELECT 'task.queued', %(now)s, %(run)s, %(dag)s, r.task_id,
+           jsonb_build_object('run_id', %(run)s::text, 'dag_id', %(dag_or_null)s::text, 'task_id', r.task_id,
+                              'task_run_id', r.id, 'status', 'queued', 'start_time', NULL,
+                              'end_time', NULL, 'duration_seconds', NULL),
+           {dispatched_at_sql("'task.queued'", "%(now)s::timestamptz")}
+      FROM ready r"""  # noqa: S608 - a status constant and the outbox's column; values are placeholders
+
+
+def _queue_statement(ids_sql: str) -> str:
+    """The task runs' UPDATE and their events in one statement, events in primary-key order (the
+    database's, as before); built on first use (the outbox's consumers are known by then)."""
+    return f"""
+WITH ready AS (
+    UPDATE orch_runs_taskrun t SET status = 'queued', queued_at = %(now)s, dispatched_at = %(now)s
+     WHERE t.id = ANY({ids_sql}) AND t.run_id = %(run)s AND t.status = 'pending'
+    RETURNING t.id, t.task_id, t.queue, t.attempts
+), events AS (
+    INSERT INTO orch_events_event (type, occurred_at, run_id, dag_id, task_id, data, dispatched_at)
+    {queued_events_sql()}
+     ORDER BY r.id
+)
+SELECT r.id, r.queue, r.attempts FROM ready r ORDER BY r.id
+"""  # noqa: S608 - status constants; values are placeholders
+
+
+def _queue_sql(run: Run, ready: list[str]) -> list[Wakeup]:
+    """Those of `ready` still pending queued, with their events: one statement, one array of ids
+    (`= ANY` probes the primary key per id, where a JSON list as a subquery was planned as a
+    nested loop re-reading the list per pending row: 1 s for a 100,000-task DAG's roots)."""
+    ids_sql, ids = text_array(ready)
+    params: dict[str, Any] = {"now": now_ms(), "ids": ids, "run": run.run_id, "dag": run.dag_id or "",
+              "dag_or_null": run.dag_id}  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(_queue_statement(ids_sql.replace("%s", "%(ids)s")), params)
+        return [Wakeup(pk, queue, attempts) for pk, queue, attempts in cursor.fetchall()]
 
 
 @transaction.atomic
-def run_start(*, run_id: str) -> None:
-    """Queues a freshly scheduled run's roots (a second transaction, so that scheduling itself
-    yields `pending` everywhere, as a freshly scheduled run must read)."""
+def run_start(*, run_id: str, ready: list[str] | None = None) -> None:
+    """Queues a freshly scheduled run's roots, or `ready` (a second transaction, so that scheduling
+    itself yields `pending` everywhere, as a freshly scheduled run must read)."""
     run = run_lock(run_id)
-    send_on_commit(run_queue_ready(run))
+    send_on_commit(run_queue_ready(run, ready))
 
 
 @transaction.atomic
@@ -154,11 +211,13 @@ def _has_unfinished(run_id: str) -> bool:
         return bool(cursor.fetchone()[0])
 
 
-def run_complete_if_done(run_id: str) -> bool:
+def run_complete_if_done(run_id: str, *, counted: bool = False) -> bool:
     """After a completion commits: the run completes when no task run is left unfinished. Checked
     outside the completing transaction (two last completions at once both see the other committed
-    here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it."""
-    if _has_unfinished(run_id):
+    here); the conditional UPDATE under the run lock makes it happen once. The sweeper repeats it.
+    `counted`: the run's counter of unfinished task runs (runs.models.RunProgress) reached zero, so
+    the look before taking the lock is skipped; the one under the lock still decides."""
+    if not counted and _has_unfinished(run_id):
         return False
     with transaction.atomic():
         run = run_lock(run_id)

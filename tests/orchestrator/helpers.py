@@ -58,6 +58,15 @@ def wait_run(api, run_id: str, *, timeout: float = 30, statuses=TERMINAL) -> dic
     return wait_for(done, timeout=timeout, what=f"run {run_id} to reach {statuses}")
 
 
+def progress(run_id: str) -> tuple[int, int]:
+    """The run's counter of unfinished task runs, and how many of its task runs are not completed:
+    the two are equal whenever no completion is under way (runs.models.RunProgress)."""
+    from orchestrator.runs.models import COMPLETED, RunProgress, TaskRun
+
+    counted = RunProgress.objects.get(run_id=run_id).unfinished
+    return counted, TaskRun.objects.filter(run_id=run_id).exclude(status=COMPLETED).count()
+
+
 def tasks_by_id(run: dict) -> dict[str, dict]:
     return {t["task_id"]: t for t in run["tasks"]}
 

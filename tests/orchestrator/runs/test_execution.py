@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_datetime
 from orchestrator.events.models import Event
 from orchestrator.runs.models import TaskLogLine, TaskRun
 from orchestrator.runs.tasks import execute_task_run
-from tests.orchestrator.helpers import put_dag, put_task, run_detail, tasks_by_id, wait_run
+from tests.orchestrator.helpers import progress, put_dag, put_task, run_detail, tasks_by_id, wait_run
 from tests.support.processes import wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -68,6 +68,7 @@ def test_diamond_dag_runs_in_dependency_order(agents, api):
     assert ts(t["b"]["start_time"]) >= ts(t["a"]["end_time"])
     assert ts(t["c"]["start_time"]) >= ts(t["a"]["end_time"])
     assert ts(t["d"]["start_time"]) >= max(ts(t["b"]["end_time"]), ts(t["c"]["end_time"]))
+    assert progress(run["run_id"]) == (0, 0)  # a fan-out, a fan-in and a leaf each counted once
     assert logs(api, t["d"]["task_run_id"])["logs"] == "d-out"
     # one task.running per task run: nothing ran twice
     assert Event.objects.filter(run_id=run["run_id"], type="task.running").count() == 4
@@ -98,6 +99,7 @@ def test_failing_middle_task_fails_the_run_and_dependents_never_start(agents, ap
     assert logs(api, t["f2"]["task_run_id"])["logs"] == "boom\n[orchestrator] command exited with code 3"
     assert not TaskLogLine.objects.filter(task_run_id=t["f3"]["task_run_id"]).exists()
     assert run["failed_tasks"] == 1
+    assert progress(run["run_id"]) == (2, 2)  # failed and cancelled are not completed
 
 
 def test_parameters_env_vars_and_context_reach_the_command(agents, api):
@@ -162,6 +164,7 @@ def test_retries_happen_with_the_delay(agents, api):
     )
     text = logs(api, t["task_run_id"])["logs"]
     assert text.count("try") == 3 and "[orchestrator] attempt 3 of 3" in text
+    assert progress(run["run_id"]) == (1, 1)  # three attempts, none of them counted
 
 
 def test_retry_that_succeeds_completes_the_run(agents, api):
@@ -170,6 +173,7 @@ def test_retry_that_succeeds_completes_the_run(agents, api):
     run = wait_run(api, schedule_task(api, "second-time", retries=3)["run_id"])
     assert run["status"] == "completed"
     assert tasks_by_id(run)["second-time"]["attempts"] == 2
+    assert progress(run["run_id"]) == (0, 0)  # the retry's completion counted once
 
 
 def test_the_same_message_delivered_twice_runs_the_command_once(agents, api):
@@ -187,6 +191,20 @@ def test_the_same_message_delivered_twice_runs_the_command_once(agents, api):
     # a late copy after completion does nothing either
     execute_task_run.apply(args=[tr.id, 0])
     assert out.read_text() == "ran\n"
+    assert progress(run["run_id"]) == (0, 0)  # the duplicate and the late copy counted nothing
+
+
+def test_a_fan_out_completes_once_its_last_task_run_is_counted(agents, api):
+    """Task runs of one run completing at once on four agent processes (two agents, two each): the
+    counter takes every completion, and the run completes exactly once."""
+    names = [f"wide{i}" for i in range(24)]
+    for name in names:
+        put_task(api, name, "true")
+    put_dag(api, "wide", names)
+    run = wait_run(api, schedule_dag(api, "wide")["run_id"])
+    assert run["status"] == "completed" and run["completed_tasks"] == 24
+    assert progress(run["run_id"]) == (0, 0)
+    assert Event.objects.filter(run_id=run["run_id"], type="dag.completed").count() == 1
 
 
 def test_logs_are_visible_while_running_and_support_tail_and_since(agents, api):
@@ -233,6 +251,7 @@ def test_cancel_stops_a_running_sleep_and_pending_tasks_never_start(agents, api)
     pid = int(pidfile.read_text())
     wait_for(lambda: not pid_alive(pid), timeout=10, what="sleep 30 to die")
     assert tasks_by_id(run_detail(api, run_id))["after-long"]["start_time"] is None
+    assert progress(run_id) == (2, 2)  # the stopped command's late outcome changed nothing
     assert api.post(f"/api/cancel-run/{run_id}").status_code == 409
 
 
@@ -263,6 +282,8 @@ def test_rerun_failed_only_and_from_task_execute_exactly_the_right_tasks(agents,
     t = tasks_by_id(second)
     assert set(t) == {"x1", "x2", "x3"}  # x4 completed and is not upstream of what failed
     assert t["x1"]["attempts"] == 0 and "carried over from" in logs(api, t["x1"]["task_run_id"])["logs"]
+    assert progress(first["run_id"]) == (2, 2)  # x2 failed, x3 cancelled
+    assert progress(second["run_id"]) == (0, 0)  # counted from 2: x1 was carried over completed
 
     response = api.post(f"/api/rerun/{second['run_id']}", {"from_task": "x2"}, format="json")
     third = wait_run(api, response.json()["new_run_id"])
@@ -278,6 +299,7 @@ def test_rerun_failed_only_and_from_task_execute_exactly_the_right_tasks(agents,
         Event.objects.filter(run_id=fourth["run_id"], type="task.running").values_list("task_id", flat=True)
     )
     assert executed == {"x3"} and fourth["status"] == "completed"
+    assert progress(third["run_id"]) == progress(fourth["run_id"]) == (0, 0)
 
 
 def test_rerun_everything_by_default(agents, api):

@@ -17,7 +17,7 @@ from orchestrator.events.models import Event
 from orchestrator.runs import claim, executor, finish
 from orchestrator.runs.models import Run, TaskRun
 from shared.api.time import now_ms
-from tests.orchestrator.helpers import put_dag, put_task, run_detail, tasks_by_id
+from tests.orchestrator.helpers import progress, put_dag, put_task, run_detail, tasks_by_id
 from tests.sqlite.threads import race
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -183,6 +183,7 @@ def test_last_completions_racing_complete_the_run_once(api):
     assert run_detail(api, run_id)["status"] == "completed"
     assert events(run_id, "dag.completed") == 1
     assert events(run_id, "task.completed") == 4
+    assert progress(run_id) == (0, 0)  # the run's counter, decremented by each of the racing four
 
 
 def run_until_settled(run_id: str) -> None:
@@ -207,6 +208,7 @@ def test_a_dag_runs_through_the_agent_code_path(api):
     assert by_id["d"]["start_time"] >= max(by_id["b"]["end_time"], by_id["c"]["end_time"])
     logs = api.get(f"/api/tasks/{by_id['d']['task_run_id']}/logs").json()
     assert "d-out" in str(logs)
+    assert progress(run_id) == (0, 0)
 
 
 def test_a_failure_fails_the_run_and_cancels_what_waits_on_it(api):
@@ -222,6 +224,7 @@ def test_a_failure_fails_the_run_and_cancels_what_waits_on_it(api):
     assert [by_id[t]["status"] for t in ("f1", "f2", "f3")] == ["completed", "failed", "cancelled"]
     assert by_id["f2"]["exit_code"] == 3
     assert events(run_id, "dag.failed") == 1
+    assert progress(run_id) == (2, 2)
 
 
 def test_a_failed_attempt_is_retried_and_can_complete_the_run(api, tmp_path):
@@ -238,6 +241,7 @@ def test_a_failed_attempt_is_retried_and_can_complete_the_run(api, tmp_path):
     run = run_detail(api, run_id)
     assert run["status"] == "completed" and tasks_by_id(run)["second-time"]["attempts"] == 2
     assert events(run_id, "task.running") == 2
+    assert progress(run_id) == (0, 0)
 
 
 def test_status_and_metrics_read_sqlite(api):
@@ -285,3 +289,29 @@ def test_priorities_and_pools_order_the_claims_on_sqlite(api):
     assert task_run(b["run_id"], "pooled-sq").status == "queued"
     finish.task_run_finish(task_run_id=a["task_run_id"], attempt=1, ok=True, exit_code=0)
     assert executor.execute(task_run_id=b["task_run_id"], attempt=0, agent_id="a@x") == "completed"
+
+
+def test_graph_and_a_rerun_with_carried_results_on_sqlite(api):
+    """The graph read as rows, and a rerun's task runs through the ORM (no COPY): the completed
+    upstream carried over, the failed task queued at once."""
+    put_task(api, "up")
+    put_task(api, "down", dependencies=["up"])
+    put_dag(api, "carry", ["up", "down"])
+    run_id = schedule_dag(api, "carry")
+    graph = api.get(f"/api/runs/{run_id}/graph").json()
+    ids = {node["task_id"]: node["id"] for node in graph["nodes"]}
+    assert graph["edges"] == [{"from": ids["up"], "to": ids["down"]}]
+    now = now_ms()
+    TaskRun.objects.filter(pk=ids["up"]).update(status="completed", start_time=now, end_time=now, exit_code=0)
+    TaskRun.objects.filter(pk=ids["down"]).update(status="failed", exit_code=1)
+    Run.objects.filter(pk=run_id).update(status="failed", end_time=now)
+    response = api.post(f"/api/rerun/{run_id}", {"failed_only": True}, format="json")
+    assert response.status_code == 201, response.content
+    new = response.json()["new_run_id"]
+    up, down = task_run(new, "up"), task_run(new, "down")
+    assert (up.status, up.carried_from, up.exit_code) == ("completed", ids["up"], 0)
+    assert (down.status, down.upstream, up.has_dependents, down.has_dependents) == (
+        "queued", [up.id], True, False,
+    )  # fmt: skip
+    assert up.log_lines.get().line == f"[orchestrator] result carried over from {ids['up']}"
+    assert (events(new, "task.pending"), events(new, "task.queued", "down")) == (1, 1)

@@ -1,0 +1,41 @@
+"""Pieces the benchmark scripts share (they run as `python bench/<script>.py`, so this folder is on
+their import path)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+# The case type schema every case benchmark registers: the case-floor harness's.
+CLAIM_SCHEMA = {
+    "type": "object",
+    "required": ["applicant", "amount"],
+    "properties": {
+        "applicant": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+        "amount": {"type": "number", "minimum": 0},
+        "description": {"type": "string"},
+    },
+}
+
+
+def ensure_database(db_url: str) -> None:
+    """Creates the database at `db_url` if it is missing and migrates it (Django set up for it)."""
+    import psycopg
+    from django.core.management import call_command
+
+    server, name = db_url.rsplit("/", 1)
+    with psycopg.connect(server + "/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    call_command("migrate", verbosity=0)
+
+
+def proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a process of this machine (0 when it cannot be read)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
