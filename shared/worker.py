@@ -75,7 +75,7 @@ def beat_in_thread(app: Celery, schedule_file: str) -> Any:
 def drop_cancelled_timers(timer: Timer) -> int:
     """Removes the cancelled entries from the event loop's timer; returns how many.
 
-    With the prefork pool, the worker's main process arms a soft and a hard time-limit timer for
+    With the prefork pool, the worker's main process arms a time-limit timer (the soft limit's) for
     every task it hands to a child, and cancels it when the task ends; but a cancelled entry stays
     in the timer's heap until it would have fired. The orchestrator's task runs have a day's limit
     (runs.wakeups: their own timeout governs), so each left about 600 bytes in the agent for a day:
