@@ -40,22 +40,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
+
+
 def tree(root: int) -> list[int]:
-    """`root` and all its descendants (by the parent pid in /proc/<pid>/stat)."""
+    """`root` and all its descendants, each after its parent (by the parent pid in /proc/<pid>/stat)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry.name))
+            children.setdefault(parent_of(int(entry.name)), []).append(int(entry.name))
     found, todo = [], [root]
     while todo:
-        pid = todo.pop()
+        pid = todo.pop(0)
         found.append(pid)
-        todo.extend(children.get(pid, []))
+        todo.extend(sorted(children.get(pid, [])))
     return found
 
 
@@ -70,25 +72,67 @@ def memory(pid: int) -> tuple[str, float, float] | None:
     return cmd.strip(), values.get("Rss", 0) / 1024, values.get("Pss", 0) / 1024
 
 
+KNOWN = (("run_worker", "case-worker"), ("run_agent", "orch-agent"), ("casemgmt.config.asgi", "case-web"),
+         ("orchestrator.config.asgi", "orch-web"), ("devserver", "devserver"), ("reaper", "agent reaper"),
+         ("beat", "case-beat"), ("resource_tracker", "resource tracker"),
+         ("multiprocessing.spawn", "uvicorn worker"))  # fmt: skip
+
+
 def label(cmd: str) -> str:
-    for key, name in (("run_worker", "case-worker"), ("run_agent", "orch-agent"), ("casemgmt.config.asgi", "case-web"),
-                      ("orchestrator.config.asgi", "orch-web"), ("devserver", "devserver"), ("reaper", "agent reaper")):  # fmt: skip
+    for key, name in KNOWN:
         if key in cmd:
             return name
     return cmd[:40]
 
 
-def sample(root: int, title: str) -> tuple[float, float]:
-    rows = [(pid, m) for pid in tree(root) if (m := memory(pid))]
-    rss = sum(m[1] for _, m in rows)
-    pss = sum(m[2] for _, m in rows)
+Row = tuple[str, int, float, float]  # (key: role and ordinal, pid, RSS MB, PSS MB)
+
+
+SERVICES = {"case-web", "case-worker", "case-beat", "orch-web", "orch-agent", "devserver"}
+
+
+def role(name: str, pid: int, root: int, cmd: str, parent: str) -> str:
+    """A process's role: the tree's name for its root (`<name> sh` when a shell runs the command),
+    else what its command line says, `child` added for a fork with its parent's command line (a
+    prefork pool's process), and the tree's name before a helper's role (`case-web: uvicorn worker`)."""
+    if pid == root:
+        return f"{name} sh" if cmd.startswith("/bin/sh") else name
+    own = label(cmd)
+    if parent.removeprefix(f"{name}: ").removesuffix(" child") == own:
+        own = f"{own} child"
+    return own if own.removesuffix(" child") in SERVICES else f"{name}: {own}"
+
+
+def snapshot(roots: dict[str, int]) -> list[Row]:
+    """Every process of each named tree, keyed by role plus an ordinal among processes of that role
+    (in pid order), so samples taken minutes apart line up even if a child was replaced."""
+    named = []
+    for name, root in roots.items():
+        roles: dict[int, str] = {}
+        for pid in tree(root):  # parents before their children
+            if m := memory(pid):
+                parent = roles.get(parent_of(pid), "")
+                roles[pid] = role(name, pid, root, m[0], parent)
+                named.append((roles[pid], pid, m[1], m[2]))
+    named.sort(key=lambda row: (row[0], row[1]))
+    rows, seen = [], dict.fromkeys((row[0] for row in named), 0)
+    for key, pid, rss, pss in named:
+        seen[key] += 1
+        rows.append((key if seen[key] == 1 else f"{key} #{seen[key]}", pid, rss, pss))
+    return rows
+
+
+def sample(roots: dict[str, int], title: str) -> list[Row]:
+    rows = snapshot(roots)
+    rss = sum(row[2] for row in rows)
+    pss = sum(row[3] for row in rows)
     print(
         f"\n{title}: {len(rows)} processes, RSS {rss:.0f} MB, PSS {pss:.0f} MB (load {os.getloadavg()[0]:.1f})"
     )
-    for pid, (cmd, r, p) in sorted(rows, key=lambda row: label(row[1][0])):
-        print(f"  {label(cmd):14} pid {pid:7}  RSS {r:6.1f} MB  PSS {p:6.1f} MB")
+    for key, pid, r, p in rows:
+        print(f"  {key:32} pid {pid:7}  RSS {r:6.1f} MB  PSS {p:6.1f} MB")
     sys.stdout.flush()
-    return rss, pss
+    return rows
 
 
 def wait_up(url: str, seconds: float = 180) -> None:
@@ -103,30 +147,49 @@ def wait_up(url: str, seconds: float = 180) -> None:
     raise SystemExit(f"{url} did not come up")
 
 
+def create_case(client: httpx.Client, case_type: str, n: int) -> None:
+    body = {"caseTypeId": case_type, "data": {}, "displayName": f"Soak {n}"}
+    response = client.post("/cases", json=body)
+    assert response.status_code == 201, response.text[:300]
+
+
+def define_task(client: httpx.Client) -> str:
+    """A task running `true` on the agents' default queue."""
+    task_id = f"soak{uuid.uuid4().hex[:8]}"
+    response = client.put(f"/api/tasks/{task_id}", json={"command": "true"})
+    assert response.status_code in (200, 201), response.text[:300]
+    return task_id
+
+
+def schedule_run(client: httpx.Client, task_id: str) -> str:
+    response = client.post("/api/schedule-task", json={"task_id": task_id})
+    assert response.status_code in (200, 201), response.text[:300]
+    return response.json()["run_id"]
+
+
+def wait_runs(client: httpx.Client, runs: list[str], seconds: float = 600) -> None:
+    """Waits for every run to end; a run that failed or was cancelled stops the bench."""
+    deadline = time.monotonic() + seconds
+    for run_id in runs:
+        while (status := client.get(f"/api/runs/{run_id}").json().get("status")) not in (
+            "completed",
+            "failed",
+            "cancelled",
+        ):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"run {run_id} did not finish")
+            time.sleep(0.2)
+        assert status == "completed", f"run {run_id}: {status}"
+
+
 def load(case: str, orch: str, token: str, case_type: str, creates: int, tasks: int) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=case, headers=headers, timeout=30) as client:
         for n in range(creates):
-            body = {"caseTypeId": case_type, "data": {}, "displayName": f"Soak {n}"}
-            response = client.post("/cases", json=body)
-            assert response.status_code == 201, response.text[:300]
+            create_case(client, case_type, n)
     with httpx.Client(base_url=orch, timeout=30) as client:
-        task_id = f"soak{uuid.uuid4().hex[:8]}"
-        assert client.put(f"/api/tasks/{task_id}", json={"command": "true"}).status_code in (200, 201)
-        runs = [
-            client.post("/api/schedule-task", json={"task_id": task_id}).json()["run_id"]
-            for _ in range(tasks)
-        ]
-        deadline = time.monotonic() + 600
-        for run_id in runs:
-            while client.get(f"/api/runs/{run_id}").json().get("status") not in (
-                "completed",
-                "failed",
-                "cancelled",
-            ):
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"run {run_id} did not finish")
-                time.sleep(0.2)
+        task_id = define_task(client)
+        wait_runs(client, [schedule_run(client, task_id) for _ in range(tasks)])
 
 
 def main() -> None:
@@ -153,7 +216,8 @@ def main() -> None:
         wait_up(f"{case}/healthz")
         wait_up(f"{orch}/api/health")
         time.sleep(args.idle)
-        sample(server.pid, "idle")
+        roots = {"devserver": server.pid}
+        sample(roots, "idle")
         credentials = json.loads((var / "case" / "demo-credentials.json").read_text())
         token = httpx.post(f"{case}/auth/login", json=credentials, timeout=30).json()["token"]
         registered = httpx.post(
@@ -165,12 +229,12 @@ def main() -> None:
         began = time.monotonic()
         load(case, orch, token, case_type, args.creates, args.tasks)
         print(f"\nload: {args.creates} creates, {args.tasks} task runs in {time.monotonic() - began:.0f} s")
-        sample(server.pid, "after load")
+        sample(roots, "after load")
         rounds, end = 0, time.monotonic() + args.soak_minutes * 60
         while time.monotonic() < end:
             load(case, orch, token, case_type, args.creates, args.tasks)
             rounds += 1
-            sample(server.pid, f"soak round {rounds} ({(time.monotonic() - began) / 60:.1f} min)")
+            sample(roots, f"soak round {rounds} ({(time.monotonic() - began) / 60:.1f} min)")
     finally:
         os.killpg(server.pid, signal.SIGINT)
         try:

@@ -6,6 +6,8 @@ should the worker still stop on an error of its own (Celery's "Unrecoverable err
 that was asked for), the process replaces itself with a fresh worker after a pause that doubles with
 each restart in a row, so its supervisor (Procfile, Kubernetes) never sees it go. A worker that fails
 soon after starting is failing to start (bad settings): it exits instead, so nothing loops.
+
+`run_supervised` also sweeps the prefork pool's cancelled time-limit timers (`drop_cancelled_timers`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import time
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_shutdown, worker_shutting_down
+from celery.signals import worker_ready, worker_shutdown, worker_shutting_down
+from kombu.asynchronous import get_event_loop
+from kombu.asynchronous.timer import Timer
 
 from shared import backoff
 
@@ -25,6 +29,8 @@ logger = logging.getLogger(__name__)
 RESTARTS_ENV = "CELERY_WORKER_RESTARTS"  # restarts in a row, carried across os.execv
 RESTART_DELAY_CAP_SECONDS = 30.0
 STEADY_SECONDS = 300.0  # a worker that ran this long before failing starts the count again
+TIMER_SWEEP_SECONDS = 60.0
+_swept_hubs: set[int] = set()
 
 
 def broker_outage_options(transport_options: dict[str, Any]) -> dict[str, Any]:
@@ -66,6 +72,33 @@ def beat_in_thread(app: Celery, schedule_file: str) -> Any:
     return service
 
 
+def drop_cancelled_timers(timer: Timer) -> int:
+    """Removes the cancelled entries from the event loop's timer; returns how many.
+
+    With the prefork pool, the worker's main process arms a time-limit timer (the soft limit's) for
+    every task it hands to a child, and cancels it when the task ends; but a cancelled entry stays
+    in the timer's heap until it would have fired. The orchestrator's task runs have a day's limit
+    (runs.wakeups: their own timeout governs), so each left about 600 bytes in the agent for a day:
+    at 5 task runs/s, 250 MB per agent before the first ones went (bench/procfile_memory.py found it
+    as steady growth of the agent's main process). Swept every minute, only live timers remain."""
+    entries = timer.queue  # a sorted copy; `clear` empties the heap in place, as the loop holds it
+    live = [item for item in entries if not item.entry.canceled]
+    if len(live) < len(entries):
+        timer.clear()
+        for eta, priority, entry in live:
+            timer.enter_at(entry, eta, priority)
+    return len(entries) - len(live)
+
+
+def sweep_timers_when_ready(**_: Any) -> None:
+    """Runs on `worker_ready`, in the thread of the worker's event loop (none with the threads or
+    solo pool, which arm no timers per task); once per loop, should the consumer start again."""
+    hub = get_event_loop()
+    if hub is not None and id(hub) not in _swept_hubs:
+        _swept_hubs.add(id(hub))
+        hub.call_repeatedly(TIMER_SWEEP_SECONDS, drop_cancelled_timers, hub.timer)
+
+
 def restart_delay(restarts: int) -> float:
     """1, 2, 4, 8 ... seconds before the n-th restart in a row, capped."""
     return backoff.exponential(restarts + 1, base=1.0, cap=RESTART_DELAY_CAP_SECONDS)
@@ -79,6 +112,7 @@ def run_supervised(app: Celery, argv: list[str], *, label: str, min_uptime_secon
     exit_codes: list[int | None] = []
     worker_shutting_down.connect(lambda **kwargs: asked.append(kwargs.get("sig")), weak=False)
     worker_shutdown.connect(lambda sender=None, **kw: exit_codes.append(sender.exitcode), weak=False)
+    worker_ready.connect(sweep_timers_when_ready, weak=False)
     started = time.monotonic()
     app.worker_main(argv)
     code = exit_codes[-1] if exit_codes else None
