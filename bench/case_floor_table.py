@@ -10,9 +10,9 @@ import sys
 
 # phase on the project side -> (floor phase it is compared with, goal ratio)
 GOALS = {
-    "create": ("create", 0.35),
-    "read": ("read", 0.65),
-    "list": ("read", 0.30),
+    "create": ("create", 0.5),
+    "read": ("read", 0.8),
+    "list": ("read", 0.5),
     # Creates spread over 8 case types in 4 tenants: the floor has no counter or audit chain to
     # queue on, so its one-tenant create is the comparison.
     "spread-create": ("create", 0.6),
