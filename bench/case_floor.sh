@@ -59,7 +59,8 @@ for _ in $(seq 300); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/healthz" &
 export TOKEN CASE_TYPE IDS=$OUT/ids-project CONNS=$CONC
 TOKEN=$(curl -fsS -X POST "http://127.0.0.1:$PORT/auth/login" -H 'Content-Type: application/json' \
   -d '{"email": "floor@floor.test", "password": "Floor-passw0rd-not-secret!"}' | $PY -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-CASE_TYPE=$(psql -qAt -h 127.0.0.1 -U postgres -d case_floor_project -c "SELECT id FROM cases_casetype LIMIT 1")
+CASE_TYPE=$(psql -qAt -h 127.0.0.1 -U postgres -d case_floor_project \
+  -c "SELECT t.id FROM cases_casetype t JOIN accounts_user u ON u.tenant_id = t.tenant_id WHERE u.email = 'floor@floor.test' LIMIT 1")
 phase() {  # phase NAME KIND RATE
   PATH_KIND=$2 RATE=$3 wrk -t2 -c"$CONC" -d"${DUR}s" -s "$ROOT/bench/case_paced.lua" "http://127.0.0.1:$PORT" \
     | grep RESULT | sed "s/^/project $1 /" | tee -a "$OUT/results"

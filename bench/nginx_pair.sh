@@ -56,8 +56,10 @@ for url in 127.0.0.1:8803/healthz 127.0.0.1:8101/healthz 127.0.0.1:8102/healthz 
 export TOKEN CASE_TYPE IDS=$OUT/ids CONNS=$CONC
 TOKEN=$(curl -fsS -X POST http://127.0.0.1:8080/auth/login -H 'Content-Type: application/json' \
   -d '{"email": "floor@floor.test", "password": "Floor-passw0rd-not-secret!"}' | $PY -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-CASE_TYPE=$(psql -qAt -h 127.0.0.1 -U postgres -d case_floor_project -c "SELECT id FROM cases_casetype LIMIT 1")
-psql -qAt -h 127.0.0.1 -U postgres -d case_floor_project -c "SELECT id FROM cases_case ORDER BY random() LIMIT 2000" >"$IDS"
+CASE_TYPE=$(psql -qAt -h 127.0.0.1 -U postgres -d case_floor_project \
+  -c "SELECT t.id FROM cases_casetype t JOIN accounts_user u ON u.tenant_id = t.tenant_id WHERE u.email = 'floor@floor.test' LIMIT 1")
+psql -qAt -h 127.0.0.1 -U postgres -d case_floor_project \
+  -c "SELECT id FROM cases_case WHERE case_type_id = '$CASE_TYPE' ORDER BY random() LIMIT 2000" >"$IDS"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for kind in read create; do
   for target in single:8803 nginx-pair:8080; do
