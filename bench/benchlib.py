@@ -4,6 +4,7 @@ their import path)."""
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -39,3 +40,42 @@ def proc_cpu(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / TICK
+
+
+LAYER_WIDTH = 100  # tasks per layer of the benchmarks' big layered DAG
+
+
+def bulk_define_layered(prefix: str, total: int, queue: str) -> str:
+    """A DAG of `total` tasks in layers of LAYER_WIDTH, each after two tasks of the layer before,
+    its definitions bulk-inserted (benchmark setup, not measured: the services define one task per
+    call, with its version and audit row); returns the DAG's id."""
+    from orchestrator.definitions import services
+    from orchestrator.definitions.models import TaskDefinition
+
+    now = datetime.now(UTC)
+    rows = []
+    for i in range(total):
+        layer = i // LAYER_WIDTH
+        deps: list[str] = []
+        if layer:
+            base = (layer - 1) * LAYER_WIDTH
+            deps = sorted(
+                {f"{prefix}{base + (i * 7) % LAYER_WIDTH}", f"{prefix}{base + (i * 13 + 1) % LAYER_WIDTH}"}
+            )
+        rows.append(
+            TaskDefinition(
+                id=f"{prefix}{i}",
+                name="",
+                command="true",
+                dependencies=deps,
+                parameters={},
+                queue=queue,
+                created_at=now,
+                updated_at=now,
+            )  # fmt: skip
+        )
+    TaskDefinition.objects.bulk_create(rows, batch_size=2000)
+    dag_id = f"{prefix}dag"
+    tasks = [{"id": f"{prefix}{i}", "parameters": {}} for i in range(total)]
+    services.dag_put(dag_id=dag_id, name="", description="", tasks=tasks, context=None, tags=[])
+    return dag_id

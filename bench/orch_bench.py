@@ -56,23 +56,11 @@ SERVICE_ENV = {
 os.environ.update(SERVICE_ENV)
 
 import httpx  # noqa: E402
+from benchlib import bulk_define_layered, ensure_database  # noqa: E402
 
 from tests.support.processes import ServiceProcess, child_env, free_port, wait_for  # noqa: E402
 
-BIG_WIDTH = 100  # tasks per layer of the big DAG
 BULK_PREFIX = "bulk_"  # run ids of the runs-list phase's bulk-loaded runs
-
-
-def ensure_database() -> None:
-    import psycopg
-
-    name = DB_URL.rsplit("/", 1)[1]
-    with psycopg.connect(DB_URL.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def purge_queues(*queues: str) -> None:
@@ -243,44 +231,9 @@ def bench_orchestrator(chain: int, fanout: int, rounds: int, concurrency: int) -
             proc.stop()
 
 
-def bulk_define_layered(prefix: str, total: int) -> str:
-    """The big DAG's definitions, bulk-inserted (benchmark setup, not measured: the services
-    define one task per call, with its version and audit row)."""
-    from orchestrator.definitions import services
-    from orchestrator.definitions.models import TaskDefinition
-
-    now = datetime.now(UTC)
-    rows = []
-    for i in range(total):
-        layer = i // BIG_WIDTH
-        deps = []
-        if layer:
-            base = (layer - 1) * BIG_WIDTH
-            deps = sorted(
-                {f"{prefix}{base + (i * 7) % BIG_WIDTH}", f"{prefix}{base + (i * 13 + 1) % BIG_WIDTH}"}
-            )
-        rows.append(
-            TaskDefinition(
-                id=f"{prefix}{i}",
-                name="",
-                command="true",
-                dependencies=deps,
-                parameters={},
-                queue="bigdag",
-                created_at=now,
-                updated_at=now,
-            )  # fmt: skip
-        )
-    TaskDefinition.objects.bulk_create(rows, batch_size=2000)
-    dag_id = f"{prefix}dag"
-    tasks = [{"id": f"{prefix}{i}", "parameters": {}} for i in range(total)]
-    services.dag_put(dag_id=dag_id, name="", description="", tasks=tasks, context=None, tags=[])
-    return dag_id
-
-
 def bench_big_dag(base: str, key: str, total: int) -> dict:
     """Phase 4, through orch-web. No agent consumes the DAG's queue: the run is cancelled after."""
-    dag_id = bulk_define_layered(f"g{uuid.uuid4().hex[:4]}_", total)
+    dag_id = bulk_define_layered(f"g{uuid.uuid4().hex[:4]}_", total, "bigdag")
     headers = {"X-API-Key": key}
     with httpx.Client(base_url=base, headers=headers, timeout=120) as client:
         t0 = time.perf_counter()
@@ -495,7 +448,7 @@ def main() -> None:
     import django
 
     django.setup()
-    ensure_database()
+    ensure_database(DB_URL)
     purge_queues("bench", "benchnl", "benchho", "bigdag")
     started = time.perf_counter()
     load = os.getloadavg()[0]

@@ -28,10 +28,9 @@ import os
 import pstats
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from benchlib import ensure_database, proc_cpu
+from benchlib import bulk_define_layered, ensure_database, proc_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -51,42 +50,17 @@ os.environ.update(
     }
 )
 QUEUE = "orchbigdag"
-WIDTH = 100  # tasks per layer, as bench/orch_bench.py's big DAG
 
 
 def define(total: int) -> str:
     """The layered DAG of `total` tasks (bench/orch_bench.py's shape), made once per size."""
-    from orchestrator.definitions import services
-    from orchestrator.definitions.models import Dag, TaskDefinition
+    from orchestrator.definitions.models import Dag
 
     prefix = f"big{total}_"
     dag_id = f"{prefix}dag"
     if Dag.objects.filter(pk=dag_id).exists():
         return dag_id
-    now = datetime.now(UTC)
-    rows = []
-    for i in range(total):
-        layer = i // WIDTH
-        deps: list[str] = []
-        if layer:
-            base = (layer - 1) * WIDTH
-            deps = sorted({f"{prefix}{base + (i * 7) % WIDTH}", f"{prefix}{base + (i * 13 + 1) % WIDTH}"})
-        rows.append(
-            TaskDefinition(
-                id=f"{prefix}{i}",
-                name="",
-                command="true",
-                dependencies=deps,
-                parameters={},
-                queue=QUEUE,
-                created_at=now,
-                updated_at=now,
-            )  # fmt: skip
-        )
-    TaskDefinition.objects.bulk_create(rows, batch_size=2000)
-    tasks = [{"id": f"{prefix}{i}", "parameters": {}} for i in range(total)]
-    services.dag_put(dag_id=dag_id, name="", description="", tasks=tasks, context=None, tags=[])
-    return dag_id
+    return bulk_define_layered(prefix, total, QUEUE)
 
 
 class Statements:
